@@ -1,0 +1,32 @@
+# pixelrig: `make test` and `make demo` set themselves up (system packages, a venv under .venv, the project).
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: test demo bench golden lint clean
+
+$(STAMP): pyproject.toml scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	$(PY) -m pixelrig demo --out out
+
+bench: $(STAMP)
+	$(PY) benchmarks/rig_throughput.py --json out/bench.json
+
+golden: $(STAMP)
+	$(PY) -m pixelrig golden --update
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check pixelrig tests benchmarks
+
+clean:
+	rm -rf $(VENV) build out .pytest_cache
