@@ -1,0 +1,15 @@
+"""pixelrig: pixel observations (RGB, metric depth, labels) for pybullet + gymnasium robot environments.
+
+Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pixelrig/PandaPush-v0``, ...).
+"""
+
+from pixelrig.cameras import Camera, CameraRig
+from pixelrig.envs import BulletEnv, register_envs
+from pixelrig.render import RendererUnavailable, resolve_renderer
+from pixelrig.wrappers import PixelObs
+
+__version__ = "0.1.0"
+
+register_envs()
+
+__all__ = ["BulletEnv", "Camera", "CameraRig", "PixelObs", "RendererUnavailable", "resolve_renderer", "__version__"]

@@ -1,0 +1,313 @@
+"""``BulletEnv``: the base of pixelrig's environments. It owns a pybullet client, its render backend, seeding,
+episode (re)building and action checking; subclasses describe a world and a task.
+
+The small protocol the wrappers need from any environment is :class:`BulletScene`: ``env.unwrapped.client`` (a
+pybullet client id). A ``BulletEnv`` also offers its render backend, body names, a scene version (bumped each
+time the world is rebuilt) and default cameras.
+
+Episodes are exact: ``reset()`` clears the simulation and rebuilds the world from nothing, so no contact cache
+or solver warm-start from a previous episode leaks into the next (restoring a state saved at build time does
+leak them).
+"""
+
+from __future__ import annotations
+
+import weakref
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+import pybullet as p
+import pybullet_data
+from gymnasium import spaces
+
+from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
+from pixelrig.render.convert import rgba_to_rgb
+from pixelrig.render.select import resolve_renderer
+
+CameraSpec = dict[str, Any]
+"""A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""
+
+
+@runtime_checkable
+class BulletScene(Protocol):
+    """What pixelrig's wrappers need from ``env.unwrapped``: the pybullet client id of its simulation."""
+
+    @property
+    def client(self) -> int: ...
+
+
+def _shutdown(client: int, backend: RenderBackend | None) -> None:
+    """Close a backend and disconnect its client (runs on close(), garbage collection or interpreter exit)."""
+    if backend is not None:
+        backend.close()
+    if p.isConnected(physicsClientId=client):
+        with capture_native_stdout():  # the EGL plugin says goodbye on stdout
+            p.disconnect(physicsClientId=client)
+
+
+class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
+    """Base class of pixelrig environments (a gymnasium ``Env`` over one pybullet DIRECT client).
+
+    Subclasses implement :meth:`build_world` (load bodies into ``self.client``), :meth:`reset_task`,
+    :meth:`apply_action`, :meth:`observe` and :meth:`evaluate`, and set ``observation_space`` and
+    ``action_space`` in their ``__init__`` after calling ``super().__init__``.
+
+    Args:
+        render_mode: None or "rgb_array" (frames from :meth:`render_camera`).
+        renderer: "auto", "tiny", "egl", or None for ``PIXELRIG_RENDERER`` (default "auto"). The env owns its
+            backend because EGL must be loaded before the first body.
+        time_step: physics time step in seconds.
+        frame_skip: physics steps per ``step()``; the control period is ``time_step * frame_skip``.
+        gravity: gravity vector in m/s².
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        *,
+        render_mode: str | None = None,
+        renderer: str | None = None,
+        time_step: float = 1.0 / 240.0,
+        frame_skip: int = 1,
+        gravity: Sequence[float] = (0.0, 0.0, -9.81),
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None: got {render_mode!r}"
+            )
+        if not (isinstance(time_step, int | float) and np.isfinite(time_step) and time_step > 0):
+            raise ValueError(f"time_step={time_step!r} must be a positive number of seconds")
+        if isinstance(frame_skip, bool) or not isinstance(frame_skip, int) or frame_skip < 1:
+            raise ValueError(f"frame_skip={frame_skip!r} must be an integer >= 1")
+        g = np.asarray(gravity, dtype=np.float64)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity={gravity!r} must be 3 finite numbers (m/s²)")
+        self.render_mode = render_mode
+        self.time_step = float(time_step)
+        self.frame_skip = frame_skip
+        self.gravity = tuple(float(x) for x in g)
+        self.body_names: dict[int, str] = {}
+        """Body id -> name of the bodies this env built (used for label names and ``body/link`` mounts)."""
+        self.scene_version = 0
+        """Incremented every time the world is rebuilt; rigs re-resolve mount links when it changes."""
+        self._client = -1
+        self._backend: RenderBackend | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._episode_started = False
+        self._connect(resolve_renderer(renderer))
+        self._rebuild()
+
+    # ---- the client, its backend and the world ---------------------------------------------------------
+
+    @property
+    def client(self) -> int:
+        """The pybullet client id of this env's simulation."""
+        if self._client < 0:
+            raise RuntimeError(f"{type(self).__name__} is closed: create a new environment")
+        return self._client
+
+    @property
+    def render_backend(self) -> RenderBackend:
+        """The env's render backend ('tiny' or 'egl'); chosen at construction."""
+        if self._backend is None:
+            raise RuntimeError(f"{type(self).__name__} is closed: create a new environment")
+        return self._backend
+
+    @property
+    def dt(self) -> float:
+        """Seconds of simulated time per ``step()``."""
+        return self.time_step * self.frame_skip
+
+    def _connect(self, kind: str) -> None:
+        client = p.connect(p.DIRECT)
+        try:
+            backend = backend_class(kind)(client)  # EGL must come before any body
+        except BaseException:
+            p.disconnect(physicsClientId=client)
+            raise
+        self._client, self._backend = client, backend
+        self._finalizer = weakref.finalize(self, _shutdown, client, backend)
+
+    def use_renderer(self, renderer: str | None) -> RenderBackend:
+        """Make the env render with ``renderer`` ('auto'|'tiny'|'egl'|None = keep the current one).
+
+        Switching backends reconnects the simulation and rebuilds the world, so it is only allowed before the
+        first ``reset()``; afterwards pass ``renderer=`` to the env's constructor (or ``gym.make``) instead.
+        """
+        current = self.render_backend
+        if renderer is None:
+            return current
+        kind = resolve_renderer(renderer)
+        if kind == current.name:
+            return current
+        if self._episode_started:
+            raise RuntimeError(
+                f"cannot switch {type(self).__name__} from renderer {current.name!r} to {kind!r} after reset(): "
+                f"pass renderer={kind!r} when creating the env (e.g. gym.make(id, renderer={kind!r}))"
+            )
+        self._close_client()
+        self._connect(kind)
+        self._rebuild()
+        return self.render_backend
+
+    def _rebuild(self) -> None:
+        """Clear the simulation and build the world from nothing (exact episode starts)."""
+        c = self.client
+        p.resetSimulation(physicsClientId=c)
+        p.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=c)
+        p.setTimeStep(self.time_step, physicsClientId=c)
+        p.setGravity(*self.gravity, physicsClientId=c)
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        self.body_names = {}
+        self.build_world()
+        for i in range(p.getNumBodies(physicsClientId=c)):
+            body = p.getBodyUniqueId(i, physicsClientId=c)
+            p.changeDynamics(body, -1, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
+        self.scene_version += 1
+
+    def load_body(self, name: str, body: int) -> int:
+        """Record ``body`` under ``name`` (for labels and mounts); returns the body id. Use in build_world."""
+        if body < 0:
+            raise ValueError(f"{type(self).__name__}: loading {name!r} failed (pybullet returned {body})")
+        self.body_names[body] = name
+        return body
+
+    # ---- gymnasium API ---------------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._rebuild()
+        self.reset_task(dict(options or {}))
+        self._episode_started = True
+        return self.observe(), self.reset_info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self._episode_started:
+            raise gym.error.ResetNeeded(f"{type(self).__name__}: call reset() before step()")
+        action = self.check_action(action)
+        self.apply_action(action)
+        for _ in range(self.frame_skip):
+            p.stepSimulation(physicsClientId=self.client)
+        obs = self.observe()
+        reward, terminated, info = self.evaluate(action)
+        return obs, float(reward), bool(terminated), False, info
+
+    def check_action(self, action: Any) -> Any:
+        """Validate an action against ``action_space`` and clip a Box action to its bounds.
+
+        Raises:
+            ValueError: wrong shape, non-numeric, NaN or inf, or not in a discrete space. Nothing is changed.
+        """
+        space = self.action_space
+        name = type(self).__name__
+        if isinstance(space, spaces.Discrete):
+            if isinstance(action, bool) or not np.isscalar(action) or not space.contains(action):
+                raise ValueError(f"{name}: action {action!r} is not in {space}")
+            return int(action)
+        if not isinstance(space, spaces.Box):
+            return action
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: action {action!r} is not numeric; expected shape {space.shape}") from None
+        if a.shape != space.shape:
+            raise ValueError(f"{name}: action has shape {a.shape}, expected {space.shape} (action_space={space})")
+        bad = ~np.isfinite(a)
+        if bad.any():
+            raise ValueError(
+                f"{name}: action contains NaN or inf at indices {np.flatnonzero(bad).tolist()}: {a.tolist()}; "
+                "pass finite values (out-of-range finite values are clipped to the action space)"
+            )
+        return np.clip(a, space.low, space.high)
+
+    def render(self) -> np.ndarray | None:
+        """An (H, W, 3) uint8 frame from :meth:`render_camera` when ``render_mode == "rgb_array"``."""
+        if self.render_mode != "rgb_array":
+            return None
+        cam = self.render_camera()
+        width, height = int(cam.get("width", 320)), int(cam.get("height", 240))
+        view = p.computeViewMatrix(cam["eye"], cam["target"], cam.get("up", (0.0, 0.0, 1.0)))
+        proj = p.computeProjectionMatrixFOV(
+            cam.get("fov", 60.0), width / height, cam.get("near", 0.01), cam.get("far", 10.0)
+        )
+        frame = self.render_backend.render(width, height, view, proj, segmentation=False)
+        return rgba_to_rgb(frame.rgba)
+
+    def close(self) -> None:
+        self._close_client()
+        super().close()
+
+    def _close_client(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # idempotent: closes the backend and disconnects once
+        self._client, self._backend, self._finalizer = -1, None, None
+
+    # ---- what subclasses describe ---------------------------------------------------------------------
+
+    @abstractmethod
+    def build_world(self) -> None:
+        """Load every body of the world into ``self.client`` (use :meth:`load_body` to name them)."""
+
+    @abstractmethod
+    def reset_task(self, options: dict[str, Any]) -> None:
+        """Set the episode's initial state (joint states, object poses, targets) from ``self.np_random``."""
+
+    @abstractmethod
+    def apply_action(self, action: Any) -> None:
+        """Send a validated action to the simulation (motor commands); called before the physics steps."""
+
+    @abstractmethod
+    def observe(self) -> np.ndarray:
+        """The env's own (state) observation."""
+
+    def evaluate(self, action: Any) -> tuple[float, bool, dict[str, Any]]:
+        """``(reward, terminated, info)`` after a step. Default: no task (0.0, never terminates)."""
+        return 0.0, False, {}
+
+    def reset_info(self) -> dict[str, Any]:
+        """The info dict returned by ``reset()``."""
+        return {}
+
+    def default_cameras(self) -> list[CameraSpec]:
+        """The env's suggested camera rig as camera dicts; ``PixelObs(env)`` uses it when given no cams."""
+        return [dict(self.render_camera(), name="main", modalities=("rgb", "depth", "label"))]
+
+    def render_camera(self) -> CameraSpec:
+        """The world-fixed camera behind ``render()`` (keys: eye, target, up, fov, width, height, near, far)."""
+        return {"eye": (2.0, -2.0, 1.5), "target": (0.0, 0.0, 0.3), "fov": 60.0, "width": 320, "height": 240}
+
+    # ---- helpers for subclasses -------------------------------------------------------------------------
+
+    def joint_states(self, body: int, joints: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and velocities (float64 arrays) of ``joints`` of ``body``."""
+        states = p.getJointStates(body, list(joints), physicsClientId=self.client)
+        return (
+            np.array([s[0] for s in states], dtype=np.float64),
+            np.array([s[1] for s in states], dtype=np.float64),
+        )
+
+
+def bullet_client_of(env: gym.Env) -> int:
+    """The pybullet client id behind ``env`` (any wrapper stack whose ``unwrapped`` is a :class:`BulletScene`).
+
+    Raises:
+        TypeError: the env does not expose a pybullet client.
+    """
+    base = env.unwrapped
+    if not isinstance(base, BulletScene):
+        raise TypeError(
+            f"{type(base).__name__} does not expose a pybullet client: pixelrig needs env.unwrapped.client "
+            "(an int pybullet client id). Subclass pixelrig.envs.BulletEnv or add a `client` property."
+        )
+    return base.client
+
+
+def names_of(env: gym.Env) -> Mapping[int, str] | None:
+    """The env's body names if it declares them (``BulletEnv.body_names``), else None."""
+    return getattr(env.unwrapped, "body_names", None)

@@ -1,0 +1,75 @@
+"""``pixelrig/CartPole-v0``: balance a pole on a cart (pybullet_data's cartpole.urdf), continuous force."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pybullet as p
+from gymnasium import spaces
+
+from pixelrig.envs.base import BulletEnv, CameraSpec
+
+
+class CartPoleEnv(BulletEnv):
+    """Keep the pole upright by pushing the cart along its rail.
+
+    - Model: ``cartpole.urdf`` (cart 1 kg on a prismatic rail, 1 m pole of 0.1 kg on a free hinge), a ground
+      plane 1.1 m below the rail for the cameras. Joint damping and the URDF's default velocity motors are off.
+    - Time: time step 0.01 s, 2 physics steps per ``step()`` (dt = 0.02 s, as Gymnasium's CartPole).
+    - Action: ``Box(-1, 1, (1,))``, the force on the cart in units of ``force_mag`` (10 N).
+    - Observation: ``[x, theta, x_dot, theta_dot]`` (positions first), float32.
+    - Reward: +1 per step while balanced. Terminates when ``|theta| > 0.2`` rad or ``|x| > 2.4`` m.
+      Registered with a 500-step time limit (truncation).
+    - Start: all four state variables uniform in [-0.05, 0.05] ("swing-free": the pole starts upright).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+
+    theta_limit = 0.2
+    x_limit = 2.4
+
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None, force_mag: float = 10.0):
+        super().__init__(render_mode=render_mode, renderer=renderer, time_step=0.01, frame_skip=2)
+        self.force_mag = float(force_mag)
+        self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+        high = np.array([self.x_limit * 2, self.theta_limit * 2, np.inf, np.inf], dtype=np.float32)
+        self.observation_space = spaces.Box(-high, high, dtype=np.float32)
+
+    def build_world(self) -> None:
+        c = self.client
+        self.load_body("ground", p.loadURDF("plane.urdf", [0, 0, -1.1], physicsClientId=c))
+        self.cartpole = self.load_body("cartpole", p.loadURDF("cartpole.urdf", [0, 0, 0], physicsClientId=c))
+        p.changeVisualShape(self.cartpole, 1, rgbaColor=(0.95, 0.55, 0.1, 1.0), physicsClientId=c)  # not white on white
+        for j in (0, 1):
+            p.changeDynamics(self.cartpole, j, linearDamping=0, angularDamping=0, physicsClientId=c)
+            p.setJointMotorControl2(self.cartpole, j, p.VELOCITY_CONTROL, force=0, physicsClientId=c)
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        q = self.np_random.uniform(-0.05, 0.05, size=4)
+        for j in (0, 1):
+            p.resetJointState(self.cartpole, j, q[j], q[j + 2], physicsClientId=self.client)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        p.setJointMotorControl2(
+            self.cartpole, 0, p.TORQUE_CONTROL, force=float(action[0]) * self.force_mag, physicsClientId=self.client
+        )
+
+    def observe(self) -> np.ndarray:
+        q, qd = self.joint_states(self.cartpole, (0, 1))
+        return np.concatenate([q, qd]).astype(np.float32)
+
+    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        q, _ = self.joint_states(self.cartpole, (0, 1))
+        terminated = bool(abs(q[1]) > self.theta_limit or abs(q[0]) > self.x_limit)
+        return 1.0, terminated, {}
+
+    def render_camera(self) -> CameraSpec:
+        return {"eye": (0.0, -4.0, 0.6), "target": (0.0, 0.0, 0.3), "fov": 50.0, "width": 320, "height": 240,
+                "near": 0.05, "far": 10.0}
+
+    def default_cameras(self) -> list[CameraSpec]:
+        return [
+            {"name": "front", "eye": (0.0, -2.6, 0.45), "target": (0.0, 0.0, 0.35), "fov": 55.0, "width": 84,
+             "height": 84, "near": 0.05, "far": 10.0, "modalities": ("rgb", "depth", "label")},
+        ]

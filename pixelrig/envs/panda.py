@@ -1,0 +1,220 @@
+"""Franka Panda table-top tasks: ``pixelrig/PandaPush-v0`` (push a cube onto a target) and
+``pixelrig/PandaReach-v0`` (bring the gripper to a point), both with Cartesian end-effector control."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pybullet as p
+from gymnasium import spaces
+
+from pixelrig.envs.base import BulletEnv, CameraSpec
+
+TABLE_TOP = 0.625
+"""Height of pybullet_data's table/table.urdf top surface (m)."""
+
+ARM_JOINTS = (0, 1, 2, 3, 4, 5, 6)
+FINGER_JOINTS = (9, 10)
+EE_LINK = 11  # panda_grasptarget: between the finger tips
+NEUTRAL = (0.0, 0.41, 0.0, -1.85, 0.0, 2.26, 0.79)
+ARM_FORCES = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
+DOWN = p.getQuaternionFromEuler((np.pi, 0.0, 0.0))  # gripper pointing at the table
+
+
+class PandaEnv(BulletEnv):
+    """Shared world and controller of the Panda tasks.
+
+    - World: ground plane, pybullet_data's table (top at z = 0.625 m), the Franka Panda (franka_panda/panda.urdf,
+      fixed base at the table's near edge), plus what the task adds.
+    - Time: time step 1/240 s, 10 physics steps per ``step()`` (dt ≈ 0.042 s).
+    - Action: ``Box(-1, 1, (3,))``, a displacement of the gripper centre in metres × ``max_step`` (0.05 m).
+      The target is clipped to the workspace, turned into joint targets by pybullet's inverse kinematics
+      (gripper pointing down) and tracked by its position controller; the fingers stay closed.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 24}
+
+    max_step = 0.05
+    workspace_low = np.array([0.25, -0.35, TABLE_TOP + 0.02])
+    workspace_high = np.array([0.85, 0.35, TABLE_TOP + 0.45])
+
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer, time_step=1.0 / 240.0, frame_skip=10)
+        self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
+
+    def build_world(self) -> None:
+        c = self.client
+        self.load_body("ground", p.loadURDF("plane.urdf", physicsClientId=c))
+        self.table = self.load_body(
+            "table", p.loadURDF("table/table.urdf", [0.5, 0.0, 0.0], useFixedBase=True, physicsClientId=c)
+        )
+        self.panda = self.load_body(
+            "panda",
+            p.loadURDF("franka_panda/panda.urdf", [0.0, 0.0, TABLE_TOP], useFixedBase=True, physicsClientId=c),
+        )
+        self._joint_lower, self._joint_upper = [], []
+        for j in range(p.getNumJoints(self.panda, physicsClientId=c)):
+            info = p.getJointInfo(self.panda, j, physicsClientId=c)
+            if info[2] != p.JOINT_FIXED:
+                self._joint_lower.append(info[8])
+                self._joint_upper.append(info[9])
+        self.build_task_objects()
+
+    def build_task_objects(self) -> None:
+        """Load the task's own bodies (after the robot)."""
+
+    def reset_arm(self) -> None:
+        for j, q in zip(ARM_JOINTS, NEUTRAL, strict=True):
+            p.resetJointState(self.panda, j, q, 0.0, physicsClientId=self.client)
+        for j in FINGER_JOINTS:
+            p.resetJointState(self.panda, j, 0.0, 0.0, physicsClientId=self.client)
+        self._hold(list(NEUTRAL))
+
+    def _hold(self, arm_targets: list[float]) -> None:
+        c = self.client
+        p.setJointMotorControlArray(
+            self.panda, list(ARM_JOINTS), p.POSITION_CONTROL, targetPositions=arm_targets,
+            forces=list(ARM_FORCES), physicsClientId=c,
+        )
+        p.setJointMotorControlArray(
+            self.panda, list(FINGER_JOINTS), p.POSITION_CONTROL, targetPositions=[0.0, 0.0], forces=[20.0, 20.0],
+            physicsClientId=c,
+        )
+
+    def ee_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Gripper centre position and linear velocity (world frame)."""
+        s = p.getLinkState(self.panda, EE_LINK, computeLinkVelocity=True, computeForwardKinematics=True,
+                           physicsClientId=self.client)
+        return np.array(s[4], dtype=np.float64), np.array(s[6], dtype=np.float64)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        ee, _ = self.ee_state()
+        target = np.clip(ee + action * self.max_step, self.workspace_low, self.workspace_high)
+        n = len(self._joint_lower)
+        q = p.calculateInverseKinematics(
+            self.panda, EE_LINK, target.tolist(), DOWN,
+            lowerLimits=self._joint_lower, upperLimits=self._joint_upper,
+            jointRanges=[u - lo for lo, u in zip(self._joint_lower, self._joint_upper, strict=True)],
+            restPoses=list(NEUTRAL) + [0.0] * (n - len(NEUTRAL)),
+            maxNumIterations=50, physicsClientId=self.client,
+        )
+        self._hold(list(q[: len(ARM_JOINTS)]))
+
+    def render_camera(self) -> CameraSpec:
+        return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "width": 320, "height": 240,
+                "near": 0.05, "far": 5.0}
+
+    def default_cameras(self) -> list[CameraSpec]:
+        rgbdl = ("rgb", "depth", "label")
+        return [
+            {"name": "front", "eye": (0.95, 0.0, 1.25), "target": (0.5, 0.0, 0.63), "fov": 55.0,
+             "width": 84, "height": 84, "near": 0.05, "far": 4.0, "modalities": rgbdl},
+            {"name": "side", "eye": (0.55, -0.75, 1.1), "target": (0.55, 0.0, 0.63), "fov": 50.0,
+             "width": 84, "height": 84, "near": 0.05, "far": 4.0, "modalities": rgbdl},
+            # on the hand, 7 cm off the gripper axis and tilted 11.5° towards it: the finger tips stay in view
+            {"name": "wrist", "mount": "panda/panda_hand",
+             "offset": ((0.07, 0.0, 0.03), (0.0, -0.1, 0.0, 0.995)), "fov": 75.0,
+             "width": 84, "height": 84, "near": 0.02, "far": 2.0, "modalities": rgbdl},
+        ]
+
+
+class PandaPushEnv(PandaEnv):
+    """Push a 5 cm cube onto a target disc on the table.
+
+    - Observation (float32, 22): gripper position (3) and velocity (3), cube position (3), cube orientation as
+      roll/pitch/yaw (3), cube linear (3) and angular (3) velocity, target position (3), and the cube's
+      distance to the target in the table plane (1).
+    - Reward: minus the cube's distance to the target in the table plane (m): dense, 0 is perfect.
+    - Success (``info["is_success"]``): that distance < 0.05 m; the episode then terminates.
+      Registered with a 100-step time limit.
+    - Start: arm at its neutral pose; cube uniform in x ∈ [0.40, 0.60], y ∈ [-0.15, 0.15]; target uniform in
+      x ∈ [0.40, 0.70], y ∈ [-0.20, 0.20], at least 0.10 m from the cube.
+    """
+
+    success_distance = 0.05
+
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (22,), np.float32)
+        self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
+
+    def build_task_objects(self) -> None:
+        c = self.client
+        self.cube = self.load_body(
+            "cube", p.loadURDF("cube_small.urdf", [0.5, 0.0, TABLE_TOP + 0.025], physicsClientId=c)
+        )
+        disc = p.createVisualShape(p.GEOM_CYLINDER, radius=0.04, length=0.002, rgbaColor=(0.1, 0.8, 0.2, 1.0),
+                                   physicsClientId=c)
+        self.target = self.load_body(
+            "target", p.createMultiBody(0.0, -1, disc, [0.6, 0.1, TABLE_TOP + 0.001], physicsClientId=c)
+        )
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        rng = self.np_random
+        self.reset_arm()
+        cube_xy = rng.uniform([0.40, -0.15], [0.60, 0.15])
+        target_xy = rng.uniform([0.40, -0.20], [0.70, 0.20])
+        while np.linalg.norm(target_xy - cube_xy) < 0.10:
+            target_xy = rng.uniform([0.40, -0.20], [0.70, 0.20])
+        c = self.client
+        p.resetBasePositionAndOrientation(self.cube, [*cube_xy, TABLE_TOP + 0.025], (0, 0, 0, 1), physicsClientId=c)
+        self.target_pos = np.array([*target_xy, TABLE_TOP + 0.001])
+        p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1), physicsClientId=c)
+
+    def cube_distance(self) -> float:
+        pos, _ = p.getBasePositionAndOrientation(self.cube, physicsClientId=self.client)
+        return float(np.linalg.norm(np.array(pos[:2]) - self.target_pos[:2]))
+
+    def observe(self) -> np.ndarray:
+        c = self.client
+        ee, ee_vel = self.ee_state()
+        pos, orn = p.getBasePositionAndOrientation(self.cube, physicsClientId=c)
+        lin, ang = p.getBaseVelocity(self.cube, physicsClientId=c)
+        rpy = p.getEulerFromQuaternion(orn)
+        obs = np.concatenate([ee, ee_vel, pos, rpy, lin, ang, self.target_pos, [self.cube_distance()]])
+        return obs.astype(np.float32)
+
+    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        d = self.cube_distance()
+        success = d < self.success_distance
+        return -d, success, {"is_success": success, "distance": d}
+
+    def reset_info(self) -> dict[str, Any]:
+        return {"is_success": False, "distance": self.cube_distance()}
+
+
+class PushExpert:
+    """A scripted pushing policy for PandaPush-v0 (for demos and tests): go behind the cube, lower, push.
+
+    Call with the env's state observation; returns an action in [-1, 1]^3. Stateful (its phase): make a new one
+    per episode or call :meth:`reset`.
+    """
+
+    hover = TABLE_TOP + 0.12
+    push_height = TABLE_TOP + 0.03
+
+    def __init__(self) -> None:
+        self.phase = "approach"
+
+    def reset(self) -> None:
+        self.phase = "approach"
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        ee, cube, target = obs[0:3], obs[6:9], obs[18:21]
+        direction = target[:2] - cube[:2]
+        direction /= max(np.linalg.norm(direction), 1e-6)
+        behind = cube[:2] - 0.07 * direction
+        if self.phase == "approach":
+            goal = np.array([*behind, self.hover])
+            if np.linalg.norm(ee[:2] - behind) < 0.015:
+                self.phase = "lower"
+        elif self.phase == "lower":
+            goal = np.array([*behind, self.push_height])
+            if ee[2] < self.push_height + 0.01:
+                self.phase = "push"
+        else:
+            goal = np.array([*(target[:2] - 0.02 * direction), self.push_height])
+            if np.linalg.norm(ee[:2] - cube[:2]) > 0.12:  # lost the cube: start over
+                self.phase = "approach"
+        return np.clip((goal - ee) / PandaEnv.max_step, -1.0, 1.0).astype(np.float32)

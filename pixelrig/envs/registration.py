@@ -1,0 +1,18 @@
+"""Registration of pixelrig's environment ids with gymnasium (runs on ``import pixelrig``)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+ENV_SPECS: dict[str, dict] = {
+    "pixelrig/CartPole-v0": {"entry_point": "pixelrig.envs.cartpole:CartPoleEnv", "max_episode_steps": 500},
+    "pixelrig/PandaPush-v0": {"entry_point": "pixelrig.envs.panda:PandaPushEnv", "max_episode_steps": 100},
+}
+"""Every registered id with its ``gym.register`` arguments."""
+
+
+def register_envs() -> None:
+    """Register every pixelrig id (idempotent)."""
+    for env_id, kwargs in ENV_SPECS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, **kwargs)
