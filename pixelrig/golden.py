@@ -1,0 +1,204 @@
+"""Golden images: render fixed scenes per backend, compare with the files in ``golden/``, regenerate them.
+
+Files: ``golden/<backend>/<scene>_<camera>_<modality>.png`` -- rgb as RGB PNG, depth as 16-bit PNG in
+millimetres, labels as an indexed (palette) PNG whose index is body id + 1 (0 = background), exact and viewable.
+Tolerances, each with its justification, live in ``golden/manifest.json``. A mismatch writes
+expected/actual/diff PNGs under ``build/golden-failures/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from PIL import Image
+
+from pixelrig.render.convert import colorize_depth, label_palette
+from pixelrig.render.select import probe_egl
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN_DIR = REPO / "golden"
+FAILURE_DIR = REPO / "build" / "golden-failures"
+
+
+def _primitives(renderer: str) -> gym.Env:
+    from pixelrig.envs.scenes import PrimitivesScene
+
+    return PrimitivesScene(renderer=renderer)
+
+
+def _registered(env_id: str) -> Callable[[str], gym.Env]:
+    def make(renderer: str) -> gym.Env:
+        return gym.make(env_id, renderer=renderer)
+
+    return make
+
+
+SCENES: dict[str, Callable[[str], gym.Env]] = {
+    "primitives": _primitives,
+    "cartpole": _registered("pixelrig/CartPole-v0"),
+    "pandapush": _registered("pixelrig/PandaPush-v0"),
+}
+"""Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)``."""
+
+
+def available_backends() -> list[str]:
+    """Backends that can render here: always 'tiny', 'egl' when the probe succeeds."""
+    return ["tiny", "egl"] if probe_egl().ok else ["tiny"]
+
+
+def render_scene(scene: str, backend: str) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, float]]]:
+    """Render a golden scene: ``({"<camera>/<modality>": array}, {camera: (near, far)})``. Closes its env."""
+    from pixelrig.wrappers.pixel_obs import PixelObs
+
+    env = PixelObs(SCENES[scene](backend), pixels_only=True)
+    try:
+        obs, _ = env.reset(seed=0)
+        return obs, {cam.name: (cam.near, cam.far) for cam in env.rig.cameras}
+    finally:
+        env.close()
+
+
+def golden_file(backend: str, scene: str, key: str, root: Path = GOLDEN_DIR) -> Path:
+    """Path of a golden image: ``<root>/<backend>/<scene>_<camera>_<modality>.png``."""
+    camera, modality = key.split("/")
+    return root / backend / f"{scene}_{camera}_{modality}.png"
+
+
+def encode(modality: str, array: np.ndarray) -> Image.Image:
+    """The PNG form of an observation array (see module docstring)."""
+    if modality == "rgb":
+        return Image.fromarray(np.asarray(array, np.uint8))
+    if modality == "depth":
+        mm = np.clip(np.rint(np.asarray(array, np.float64)[..., 0] * 1000.0), 0, 65535).astype(np.uint16)
+        return Image.fromarray(mm)
+    label = np.asarray(array)[..., 0].astype(np.int64) + 1
+    if label.max() > 255:
+        raise ValueError("indexed label PNGs hold body ids up to 254")
+    img = Image.fromarray(label.astype(np.uint8), mode="P")
+    palette = np.zeros((256, 3), np.uint8)
+    palette[1:] = label_palette(255)
+    img.putpalette(palette.ravel().tolist())
+    return img
+
+
+def decode(modality: str, img: Image.Image) -> np.ndarray:
+    """Inverse of :func:`encode`: rgb uint8 (H,W,3); depth float64 metres (H,W,1); label int32 (H,W,1)."""
+    a = np.asarray(img)
+    if modality == "rgb":
+        return a[..., :3].astype(np.uint8)
+    if modality == "depth":
+        return (a.astype(np.float64) / 1000.0)[..., None]
+    return (a.astype(np.int32) - 1)[..., None]
+
+
+def load_manifest(root: Path = GOLDEN_DIR) -> dict[str, Any]:
+    """The tolerance manifest."""
+    return json.loads((root / "manifest.json").read_text())
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How an actual image differs from its golden one."""
+
+    ok: bool
+    fraction: float  # of pixels beyond the pixel threshold
+    mean_abs: float  # mean absolute difference (rgb levels, depth mm, label: fraction differing)
+    diff: np.ndarray  # (H, W) per-pixel difference magnitude
+
+    def describe(self) -> str:
+        return f"{self.fraction:.4%} of pixels beyond threshold, mean abs diff {self.mean_abs:.3f}"
+
+
+def compare(modality: str, expected: np.ndarray, actual: np.ndarray, tol: dict[str, float]) -> Comparison:
+    """Compare two images of one modality (as :func:`decode` returns them) under a manifest tolerance."""
+    if expected.shape != actual.shape:
+        return Comparison(False, 1.0, float("inf"), np.zeros(expected.shape[:2]))
+    if modality == "rgb":
+        diff = np.abs(expected.astype(np.int16) - actual.astype(np.int16)).max(axis=-1).astype(np.float64)
+    elif modality == "depth":
+        diff = np.abs(expected[..., 0] - actual[..., 0]) * 1000.0  # mm
+    else:
+        diff = (expected[..., 0] != actual[..., 0]).astype(np.float64)
+    fraction = float(np.mean(diff > tol["pixel_threshold"]))
+    mean_abs = float(np.mean(diff))
+    ok = fraction <= tol["max_fraction"] and mean_abs <= tol["max_mean_abs"]
+    return Comparison(ok, fraction, mean_abs, diff)
+
+
+def _normalise(modality: str, array: np.ndarray) -> np.ndarray:
+    """An observation as it reads back from its PNG (depth rounded to mm)."""
+    return decode(modality, encode(modality, array))
+
+
+def _write_failure(backend: str, scene: str, key: str, expected: np.ndarray, actual: np.ndarray,
+                   cmp: Comparison, far: float) -> Path:
+    modality = key.split("/")[1]
+    out = FAILURE_DIR / backend
+    out.mkdir(parents=True, exist_ok=True)
+    stem = golden_file(backend, scene, key, out).stem
+    for tag, img in (("expected", expected), ("actual", actual)):
+        if modality == "depth":
+            Image.fromarray(colorize_depth(img, background=far)).save(out / f"{stem}_{tag}.png")
+        else:
+            encode(modality, img).save(out / f"{stem}_{tag}.png")
+    scale = 255.0 / max(float(cmp.diff.max()), 1e-9)
+    Image.fromarray(np.clip(cmp.diff * scale, 0, 255).astype(np.uint8)).save(out / f"{stem}_diff.png")
+    return out / f"{stem}_diff.png"
+
+
+def check_scene(scene: str, backend: str, root: Path = GOLDEN_DIR) -> list[str]:
+    """Render one scene and compare every image with its golden file; returns one line per mismatch."""
+    tolerances = load_manifest(root)["tolerances"][backend]
+    frames, ranges = render_scene(scene, backend)
+    failures = []
+    for key, actual in frames.items():
+        modality = key.split("/")[1]
+        path = golden_file(backend, scene, key, root)
+        if not path.exists():
+            failures.append(f"{path}: missing (run `pixelrig golden --update`)")
+            continue
+        expected = decode(modality, Image.open(path))
+        cmp = compare(modality, expected, _normalise(modality, actual), tolerances[modality])
+        if not cmp.ok:
+            diff = _write_failure(backend, scene, key, expected, _normalise(modality, actual), cmp,
+                                  ranges[key.split("/")[0]][1])
+            failures.append(f"{path}: {cmp.describe()} (tolerance {tolerances[modality]}); "
+                            f"expected/actual/diff written next to {diff}")
+    return failures
+
+
+def _backends(backend: str) -> list[str]:
+    return available_backends() if backend == "all" else [backend]
+
+
+def check_all(backend: str = "all") -> list[str]:
+    """Check every scene for ``backend`` ('tiny', 'egl' or 'all' available); returns mismatch lines."""
+    return [line for b in _backends(backend) for scene in SCENES for line in check_scene(scene, b)]
+
+
+def update_all(backend: str = "all", root: Path = GOLDEN_DIR, scenes: Iterable[str] | None = None) -> list[str]:
+    """Regenerate the golden images; returns a line per file saying whether it is new, changed or the same."""
+    lines = []
+    for b in _backends(backend):
+        tolerances = load_manifest(root)["tolerances"][b]
+        for scene in scenes or SCENES:
+            frames, _ = render_scene(scene, b)
+            for key, actual in frames.items():
+                modality = key.split("/")[1]
+                path = golden_file(b, scene, key, root)
+                new = _normalise(modality, actual)
+                if path.exists():
+                    cmp = compare(modality, decode(modality, Image.open(path)), new, tolerances[modality])
+                    status = "unchanged" if cmp.mean_abs == 0 else f"changed: {cmp.describe()}"
+                else:
+                    status = "new"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                encode(modality, actual).save(path)
+                lines.append(f"{path.relative_to(root)}: {status}")
+    return lines
