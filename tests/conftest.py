@@ -1,0 +1,63 @@
+"""Shared fixtures: backends to parametrise over (EGL skips with a reason where absent, unless CI requires it)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from pixelrig.render import probe_egl
+
+BACKENDS = ("tiny", "egl")
+
+
+def egl_or_skip() -> None:
+    """Skip the calling test when EGL does not work here (fail instead when PIXELRIG_REQUIRE_EGL=1)."""
+    probe = probe_egl()
+    if not probe.ok:
+        if os.environ.get("PIXELRIG_REQUIRE_EGL") == "1":
+            pytest.fail(f"PIXELRIG_REQUIRE_EGL=1 but EGL is unavailable: {probe.detail}")
+        pytest.skip(f"EGL unavailable here: {probe.detail}")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    """'tiny' and 'egl' (EGL skipped with a reason where the probe fails)."""
+    if request.param == "egl":
+        egl_or_skip()
+    return request.param
+
+
+def physics_state(client: int) -> list:
+    """Every body's base pose and velocity and every joint's position, velocity and reaction forces:
+    the simulation's observable state, for bitwise comparisons."""
+    state = []
+    for i in range(p.getNumBodies(physicsClientId=client)):
+        b = p.getBodyUniqueId(i, physicsClientId=client)
+        state.append(p.getBasePositionAndOrientation(b, physicsClientId=client))
+        state.append(p.getBaseVelocity(b, physicsClientId=client))
+        n = p.getNumJoints(b, physicsClientId=client)
+        if n:
+            state.append(p.getJointStates(b, list(range(n)), physicsClientId=client))
+    return state
+
+
+def assert_trees_equal(a, b, path: str = "") -> None:
+    """Bitwise equality of nested dicts/tuples/lists/arrays/floats (NaN-safe, dtype-strict for arrays)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), f"{path}: keys differ"
+        for k in a:
+            assert_trees_equal(a[k], b[k], f"{path}/{k}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_trees_equal(x, y, f"{path}[{i}]")
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, f"{path}: array kind"
+        assert a.tobytes() == b.tobytes(), f"{path}: arrays differ"
+    elif isinstance(a, float):
+        assert np.float64(a).tobytes() == np.float64(b).tobytes(), f"{path}: {a!r} != {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"

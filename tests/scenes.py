@@ -1,0 +1,72 @@
+"""Tiny worlds for analytic tests, built on BulletEnv from a builder function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pybullet as p
+from gymnasium import spaces
+
+from pixelrig.envs.base import BulletEnv
+
+ARM_URDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base">
+    <inertial><origin xyz="0 0 0.5"/><mass value="1"/>
+      <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual>
+  </link>
+  <link name="arm">
+    <inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0.2 0 0"/><geometry><box size="0.4 0.05 0.05"/></geometry></visual>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="base"/><child link="arm"/><origin xyz="0 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="-1.5" upper="1.5" effort="10" velocity="1"/>
+  </joint>
+</robot>
+"""
+
+
+def write_arm_urdf(folder: Path) -> str:
+    """Write the test arm URDF: base link 'base' (centre of mass 0.5 m along its z), link 'arm' on a hinge
+    about x at the base origin."""
+    path = folder / "arm.urdf"
+    path.write_text(ARM_URDF)
+    return str(path)
+
+
+class BuilderEnv(BulletEnv):
+    """A BulletEnv whose world is ``build(env)``; no task, 1-D dummy action, a dummy observation."""
+
+    def __init__(self, build: Callable[[BuilderEnv], None], renderer: str | None = None, **kwargs: Any) -> None:
+        self._build = build
+        super().__init__(renderer=renderer, **kwargs)
+        self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (1,), np.float32)
+
+    def build_world(self) -> None:
+        self._build(self)
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        pass
+
+    def apply_action(self, action: Any) -> None:
+        pass
+
+    def observe(self) -> np.ndarray:
+        return np.zeros(1, np.float32)
+
+
+def plane(env: BulletEnv) -> None:
+    env.load_body("ground", p.loadURDF("plane.urdf", physicsClientId=env.client))
+
+
+def box_at(env: BulletEnv, name: str, pos: tuple[float, float, float], half: float = 0.2) -> int:
+    c = env.client
+    col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=c)
+    vis = p.createVisualShape(p.GEOM_BOX, halfExtents=[half] * 3, rgbaColor=(0.8, 0.2, 0.1, 1), physicsClientId=c)
+    return env.load_body(name, p.createMultiBody(0.0, col, vis, pos, physicsClientId=c))
