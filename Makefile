@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml scripts/setup-system.sh
 	bash scripts/setup-system.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0  # the CPU build on local disk, before anything that pulls torch
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 

@@ -4,7 +4,7 @@ Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pi
 """
 
 from pixelrig.cameras import Camera, CameraRig
-from pixelrig.envs import BulletEnv, register_envs
+from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
 from pixelrig.render import RendererUnavailable, resolve_renderer
 from pixelrig.wrappers import PixelObs
 
@@ -12,4 +12,14 @@ __version__ = "0.1.0"
 
 register_envs()
 
-__all__ = ["BulletEnv", "Camera", "CameraRig", "PixelObs", "RendererUnavailable", "resolve_renderer", "__version__"]
+__all__ = [
+    "BulletEnv",
+    "Camera",
+    "CameraRig",
+    "PixelObs",
+    "Randomization",
+    "RendererUnavailable",
+    "RobotEnv",
+    "__version__",
+    "resolve_renderer",
+]

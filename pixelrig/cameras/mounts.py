@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pybullet as p
 
 from pixelrig.cameras.spec import Camera, Pose
@@ -54,7 +55,6 @@ def resolve_mount(camera: Camera, client: int, names: Mapping[int, str] | None =
         ValueError: no such link (the message lists the links that exist), or a bare link name that several
             bodies share (the message lists the ``body/link`` spellings to choose from).
     """
-    assert camera.mount is not None
     want_body, _, want_link = camera.mount.rpartition("/")
     links = scene_links(client, names)
     hits = [(b, li, bn, ln) for b, li, bn, ln in links if ln == want_link and (not want_body or bn == want_body)]
@@ -79,8 +79,7 @@ def link_pose(client: int, mount: Mount) -> Pose:
         state = p.getLinkState(mount.body, mount.link, computeForwardKinematics=True, physicsClientId=client)
         return state[4], state[5]
     com_pos, com_orn = p.getBasePositionAndOrientation(mount.body, physicsClientId=client)
-    assert mount.inertial_inv is not None
-    return p.multiplyTransforms(com_pos, com_orn, *mount.inertial_inv)
+    return p.multiplyTransforms(com_pos, com_orn, *mount.inertial_inv)  # type: ignore[misc]
 
 
 def mounted_view(link: Pose, offset: Pose) -> tuple[float, ...]:
@@ -96,3 +95,13 @@ def mounted_view(link: Pose, offset: Pose) -> tuple[float, ...]:
 def fixed_view(camera: Camera) -> tuple[float, ...]:
     """View matrix of a world-fixed camera."""
     return tuple(p.computeViewMatrix(camera.eye, camera.target, camera.up))
+
+
+def jitter_view(view: tuple[float, ...], jitter: Pose) -> tuple[float, ...]:
+    """Move a camera by ``jitter`` (a pose in the camera's own OpenGL frame: x right, y up, looking along -z)."""
+    m = np.array(view, dtype=np.float64).reshape(4, 4).T  # column-major -> row-major world->camera
+    r = np.array(p.getMatrixFromQuaternion(jitter[1]), dtype=np.float64).reshape(3, 3)
+    inv = np.eye(4)
+    inv[:3, :3] = r.T
+    inv[:3, 3] = -r.T @ np.asarray(jitter[0], dtype=np.float64)
+    return tuple((inv @ m).T.ravel().tolist())

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from pixelrig.cameras.mounts import Mount, body_name, fixed_view, link_pose, mounted_view, resolve_mount
-from pixelrig.cameras.spec import Camera
+from pixelrig.cameras.mounts import (
+    Mount,
+    body_name,
+    fixed_view,
+    jitter_view,
+    link_pose,
+    mounted_view,
+    resolve_mount,
+)
+from pixelrig.cameras.spec import Camera, Pose
 from pixelrig.render.backends import RenderBackend
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
 
@@ -63,6 +71,7 @@ class CameraRig:
         self._projections = [cam.projection_matrix() for cam in self.cameras]
         self._fixed_views = [fixed_view(cam) if cam.mount is None else None for cam in self.cameras]
         self._mounts: list[Mount | None] = [None] * len(self.cameras)
+        self._jitters: list[Pose | None] = [None] * len(self.cameras)
         self._backend: RenderBackend | None = None
         self.label_names: dict[int, str] = {}
         """Body id -> body name for the bound scene (label images carry these ids; -1 is background)."""
@@ -77,7 +86,12 @@ class CameraRig:
         """The backend the rig renders with once bound."""
         return self._backend
 
-    def bind(self, backend: RenderBackend, names: Mapping[int, str] | None = None) -> None:
+    def bind(
+        self,
+        backend: RenderBackend,
+        names: Mapping[int, str] | None = None,
+        jitter: Callable[[str], Pose | None] | None = None,
+    ) -> None:
         """Bind to the scene of ``backend.client``: resolve mount links and the label map.
 
         Call again whenever the scene is rebuilt (body or link ids may change).
@@ -85,6 +99,7 @@ class CameraRig:
         Args:
             backend: render backend of the scene's client.
             names: body id -> name to use for labels and ``"body/link"`` mounts; defaults to the model files'.
+            jitter: camera name -> pose offset in the camera's frame (domain randomisation), or None.
 
         Raises:
             ValueError: a mount link does not exist (the message lists those that do) or is ambiguous.
@@ -97,6 +112,7 @@ class CameraRig:
         for i in range(p.getNumBodies(physicsClientId=client)):
             body = p.getBodyUniqueId(i, physicsClientId=client)
             labels[body] = (names or {}).get(body) or body_name(client, body)
+        self._jitters = [jitter(cam.name) if jitter is not None else None for cam in self.cameras]
         self._mounts, self.label_names, self._backend = mounts, labels, backend
 
     def views(self) -> list[tuple[float, ...]]:
@@ -104,10 +120,12 @@ class CameraRig:
         if self._backend is None:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
         client = self._backend.client
-        return [
-            view if view is not None else mounted_view(link_pose(client, mount), cam.offset)  # type: ignore[arg-type]
-            for cam, view, mount in zip(self.cameras, self._fixed_views, self._mounts, strict=True)
-        ]
+        views = []
+        for cam, fixed, mount, jitter in zip(self.cameras, self._fixed_views, self._mounts, self._jitters,
+                                             strict=True):
+            view = fixed if fixed is not None else mounted_view(link_pose(client, mount), cam.offset)  # type: ignore
+            views.append(view if jitter is None else jitter_view(view, jitter))
+        return views
 
     def render(self) -> dict[str, np.ndarray]:
         """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays."""

@@ -1,6 +1,17 @@
-"""Environments: the ``BulletEnv`` base and protocol, bundled tasks, and their registration."""
+"""Environments: the ``BulletEnv`` base and protocol, ``RobotEnv``, bundled tasks, and their registration."""
 
 from pixelrig.envs.base import BulletEnv, BulletScene, CameraSpec, bullet_client_of
+from pixelrig.envs.randomization import Randomization
 from pixelrig.envs.registration import ENV_SPECS, register_envs
+from pixelrig.envs.robot import RobotEnv
 
-__all__ = ["ENV_SPECS", "BulletEnv", "BulletScene", "CameraSpec", "bullet_client_of", "register_envs"]
+__all__ = [
+    "ENV_SPECS",
+    "BulletEnv",
+    "BulletScene",
+    "CameraSpec",
+    "Randomization",
+    "RobotEnv",
+    "bullet_client_of",
+    "register_envs",
+]

@@ -23,6 +23,7 @@ import pybullet as p
 import pybullet_data
 from gymnasium import spaces
 
+from pixelrig.envs.randomization import Randomization, camera_jitter, draw_and_apply
 from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
 from pixelrig.render.convert import rgba_to_rgb
 from pixelrig.render.select import resolve_renderer
@@ -62,6 +63,8 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         time_step: physics time step in seconds.
         frame_skip: physics steps per ``step()``; the control period is ``time_step * frame_skip``.
         gravity: gravity vector in m/s².
+        randomize: domain randomisation drawn from ``np_random`` at every reset (see :class:`Randomization`);
+            the drawn values are kept in ``randomization_values``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
@@ -74,6 +77,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         time_step: float = 1.0 / 240.0,
         frame_skip: int = 1,
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
+        randomize: Randomization | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -90,6 +94,11 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         self.time_step = float(time_step)
         self.frame_skip = frame_skip
         self.gravity = tuple(float(x) for x in g)
+        if randomize is not None and not isinstance(randomize, Randomization):
+            raise ValueError(f"randomize must be a pixelrig.envs.Randomization or None: got {randomize!r}")
+        self.randomize = randomize
+        self.randomization_values: dict[str, Any] = {}
+        """This episode's drawn randomisation (masses, friction, restitution, colours, camera seed)."""
         self.body_names: dict[int, str] = {}
         """Body id -> name of the bodies this env built (used for label names and ``body/link`` mounts)."""
         self.scene_version = 0
@@ -99,7 +108,11 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         self._finalizer: weakref.finalize | None = None
         self._episode_started = False
         self._connect(resolve_renderer(renderer))
-        self._rebuild()
+        try:
+            self._rebuild()
+        except BaseException:
+            self._close_client()  # nothing half-built is left behind
+            raise
 
     # ---- the client, its backend and the world ---------------------------------------------------------
 
@@ -183,6 +196,10 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self._rebuild()
+        if self.randomize is not None:
+            self.randomization_values = draw_and_apply(
+                self.randomize, self.np_random, self.client, self.randomized_bodies()
+            )
         self.reset_task(dict(options or {}))
         self._episode_started = True
         return self.observe(), self.reset_info()
@@ -281,6 +298,21 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     def render_camera(self) -> CameraSpec:
         """The world-fixed camera behind ``render()`` (keys: eye, target, up, fov, width, height, near, far)."""
         return {"eye": (2.0, -2.0, 1.5), "target": (0.0, 0.0, 0.3), "fov": 60.0, "width": 320, "height": 240}
+
+    def randomized_bodies(self) -> list[int]:
+        """Bodies whose physical parameters and colours :class:`Randomization` changes (default: all)."""
+        c = self.client
+        return [p.getBodyUniqueId(i, physicsClientId=c) for i in range(p.getNumBodies(physicsClientId=c))]
+
+    def camera_jitter(self, camera: str) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+        """This episode's pose offset for the camera named ``camera`` (its own frame), or None without jitter.
+
+        Rigs (PixelObs) apply it on every reset; it depends only on the episode's drawn camera seed and the name.
+        """
+        seed = self.randomization_values.get("camera_seed")
+        if self.randomize is None or seed is None:
+            return None
+        return camera_jitter(self.randomize, seed, camera)
 
     # ---- helpers for subclasses -------------------------------------------------------------------------
 

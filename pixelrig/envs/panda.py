@@ -218,3 +218,52 @@ class PushExpert:
             if np.linalg.norm(ee[:2] - cube[:2]) > 0.12:  # lost the cube: start over
                 self.phase = "approach"
         return np.clip((goal - ee) / PandaEnv.max_step, -1.0, 1.0).astype(np.float32)
+
+
+class PandaReachEnv(PandaEnv):
+    """Bring the gripper centre to a target point above the table.
+
+    - Observation (float32, 10): gripper position (3) and velocity (3), target position (3), distance (1).
+    - Reward: minus the gripper's distance to the target (m). Success (``info["is_success"]``): distance
+      < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
+    - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
+      z ∈ [0.05, 0.35] m above the table. The target is a small visual-only sphere (it has a label id).
+    """
+
+    success_distance = 0.05
+
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (10,), np.float32)
+        self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
+
+    def build_task_objects(self) -> None:
+        c = self.client
+        ball = p.createVisualShape(p.GEOM_SPHERE, radius=0.02, rgbaColor=(0.1, 0.8, 0.2, 1.0), physicsClientId=c)
+        self.target = self.load_body(
+            "target", p.createMultiBody(0.0, -1, ball, [0.5, 0.0, TABLE_TOP + 0.2], physicsClientId=c)
+        )
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        self.reset_arm()
+        xyz = self.np_random.uniform([0.35, -0.2, TABLE_TOP + 0.05], [0.65, 0.2, TABLE_TOP + 0.35])
+        self.target_pos = xyz
+        p.resetBasePositionAndOrientation(self.target, xyz.tolist(), (0, 0, 0, 1), physicsClientId=self.client)
+
+    def distance(self) -> float:
+        ee, _ = self.ee_state()
+        return float(np.linalg.norm(ee - self.target_pos))
+
+    def observe(self) -> np.ndarray:
+        ee, ee_vel = self.ee_state()
+        return np.concatenate([ee, ee_vel, self.target_pos, [np.linalg.norm(ee - self.target_pos)]]).astype(
+            np.float32
+        )
+
+    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        d = self.distance()
+        success = d < self.success_distance
+        return -d, success, {"is_success": success, "distance": d}
+
+    def reset_info(self) -> dict[str, Any]:
+        return {"is_success": False, "distance": self.distance()}

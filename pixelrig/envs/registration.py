@@ -7,6 +7,8 @@ import gymnasium as gym
 ENV_SPECS: dict[str, dict] = {
     "pixelrig/CartPole-v0": {"entry_point": "pixelrig.envs.cartpole:CartPoleEnv", "max_episode_steps": 500},
     "pixelrig/PandaPush-v0": {"entry_point": "pixelrig.envs.panda:PandaPushEnv", "max_episode_steps": 100},
+    "pixelrig/PandaReach-v0": {"entry_point": "pixelrig.envs.panda:PandaReachEnv", "max_episode_steps": 50},
+    "pixelrig/Robot-v0": {"entry_point": "pixelrig.envs.robot:RobotEnv", "max_episode_steps": 1000},
 }
 """Every registered id with its ``gym.register`` arguments."""
 

@@ -152,46 +152,52 @@ _PLUGIN_LINE = re.compile(
     r"^(ven = |Loaded EGL|GL_[A-Z_]+=|Version = |Vendor = |Renderer = |Destroy EGL|EGL device choice|"
     r"eglInitialize|eglQueryString|Not a valid|failed to EGL)"
 )
-_capture: tuple[int, Any] | None = None  # (pid, temporary file) reused by capture_native_stdout
+_captures: dict[int, tuple[int, Any]] = {}  # fd -> (pid, temporary file) reused by capture_native_output
 
 
-def _capture_file() -> Any:
-    global _capture
-    if _capture is None or _capture[0] != os.getpid():  # a forked child must not share its parent's file
-        _capture = (os.getpid(), tempfile.TemporaryFile())
-    return _capture[1]
+def _capture_file(fd: int) -> Any:
+    pid, tmp = _captures.get(fd, (None, None))
+    if pid != os.getpid():  # a forked child must not share its parent's file
+        tmp = tempfile.TemporaryFile()
+        _captures[fd] = (os.getpid(), tmp)
+    return tmp
 
 
 @contextlib.contextmanager
-def capture_native_stdout() -> Iterator[list[str]]:
-    """Keep the EGL plugin's chatter off file descriptor 1 (stdout) while the block runs.
+def capture_native_output(fd: int = 1, drop: re.Pattern[str] | None = _PLUGIN_LINE) -> Iterator[list[str]]:
+    """Capture what native code writes to a file descriptor (1 = stdout, 2 = stderr) while the block runs.
 
-    Native writes to fd 1 inside the block are captured; afterwards the plugin's own lines are dropped and any
-    other text (another thread printing meanwhile) is passed on to stdout. Yields a list that holds the
-    captured text once the block exits. Set ``PIXELRIG_DEBUG=1`` to see the plugin's lines on stderr.
+    Afterwards the lines matching ``drop`` (by default: the EGL plugin's chatter) are discarded and any other
+    text (another thread printing meanwhile) is passed on to the real descriptor. Yields a list that holds the
+    captured text once the block exits. Set ``PIXELRIG_DEBUG=1`` to see everything captured on stderr.
     """
-    sys.stdout.flush()
+    (sys.stdout if fd == 1 else sys.stderr).flush()
     _libc.fflush(None)
-    tmp = _capture_file()
+    tmp = _capture_file(fd)
     tmp.seek(0)
     tmp.truncate()
-    saved = os.dup(1)
+    saved = os.dup(fd)
     box: list[str] = []
-    os.dup2(tmp.fileno(), 1)
+    os.dup2(tmp.fileno(), fd)
     try:
         yield box
     finally:
         _libc.fflush(None)
-        os.dup2(saved, 1)
+        os.dup2(saved, fd)
         tmp.seek(0)
         text = tmp.read().decode("utf-8", errors="replace")
         box.append(text)
-        others = "".join(line for line in text.splitlines(True) if not _PLUGIN_LINE.match(line))
-        if others:
+        others = "".join(line for line in text.splitlines(True) if drop is None or not drop.match(line))
+        if others and drop is not None:
             os.write(saved, others.encode())
         os.close(saved)
         if os.environ.get("PIXELRIG_DEBUG"):
             sys.stderr.write(text)
+
+
+def capture_native_stdout() -> contextlib.AbstractContextManager[list[str]]:
+    """Keep the EGL plugin's chatter off stdout (see :func:`capture_native_output`)."""
+    return capture_native_output(1)
 
 
 _GL_LINE = re.compile(r"^GL_(VENDOR|RENDERER|VERSION)=(.*)$", re.MULTILINE)

@@ -15,7 +15,7 @@ from pixelrig.render.backends import RenderBackend, TinyBackend
 from pixelrig.render.select import resolve_renderer
 
 
-class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any]):
+class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.utils.RecordConstructorArgs):
     """Observations from a rig of cameras, as a flat gymnasium ``Dict``.
 
     Keys are ``"<camera>/<modality>"`` (rgb (H,W,3) uint8; depth (H,W,1) float32 metres along the optical axis,
@@ -51,6 +51,9 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any]):
                 raise ValueError(f"{type(base).__name__} has no default_cameras(): pass cams=[Camera(...), ...]")
             cams = base.default_cameras()
         self.rig = CameraRig(cams)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer
+        )
         obs_spaces: dict[str, spaces.Space] = dict(self.rig.observation_spaces)
         if not pixels_only:
             obs_spaces["state"] = env.observation_space
@@ -94,7 +97,7 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any]):
         if isinstance(base, BulletEnv):
             self._backend = base.render_backend
         if version != self._bound_version or (version is None and resetting):
-            self.rig.bind(self._backend, names_of(self.env))
+            self.rig.bind(self._backend, names_of(self.env), getattr(base, "camera_jitter", None))
             self._bound_version = version
 
     def reset(
