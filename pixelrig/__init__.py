@@ -6,6 +6,7 @@ Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pi
 from pixelrig.cameras import Camera, CameraRig
 from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
 from pixelrig.render import RendererUnavailable, resolve_renderer
+from pixelrig.snapshot import Snapshot, restore, snapshot
 from pixelrig.wrappers import PixelObs
 
 __version__ = "0.1.0"
@@ -20,6 +21,9 @@ __all__ = [
     "Randomization",
     "RendererUnavailable",
     "RobotEnv",
+    "Snapshot",
     "__version__",
     "resolve_renderer",
+    "restore",
+    "snapshot",
 ]

@@ -56,6 +56,7 @@ def test_every_source_in_every_control_mode(source: str, control: str) -> None:
     env = gym.make("pixelrig/Robot-v0", source=src, control=control, **kwargs)
     try:
         obs, info = env.reset(seed=0)
+        env.action_space.seed(0)
         base = env.unwrapped
         n = len(base.joint_names)
         assert n >= 2 and env.action_space.shape == (n,)
@@ -234,7 +235,7 @@ def test_bad_action_is_refused_and_changes_nothing(action, message) -> None:
     env = gym.make("pixelrig/Robot-v0", source="kuka_iiwa/model.urdf")
     try:
         env.reset(seed=0)
-        env.step(env.action_space.sample())
+        env.step(np.full(7, 5.0, np.float32))
         before = physics_state(env.unwrapped.client)
         with pytest.raises(ValueError, match=re.escape(message)):
             env.step(action)

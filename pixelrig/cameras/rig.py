@@ -21,6 +21,7 @@ from pixelrig.cameras.spec import Camera, Pose
 from pixelrig.render.backends import RenderBackend
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
 
+IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 CameraLike = Camera | Mapping[str, Any]
 
 
@@ -121,9 +122,11 @@ class CameraRig:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
         client = self._backend.client
         views = []
-        for cam, fixed, mount, jitter in zip(self.cameras, self._fixed_views, self._mounts, self._jitters,
-                                             strict=True):
-            view = fixed if fixed is not None else mounted_view(link_pose(client, mount), cam.offset)  # type: ignore
+        for cam, view, mount, jitter in zip(self.cameras, self._fixed_views, self._mounts, self._jitters,
+                                            strict=True):
+            if view is None:
+                pos, orn = link_pose(client, mount)  # type: ignore[arg-type]
+                view = mounted_view((pos, orn if cam.follow == "pose" else IDENTITY_QUAT), cam.offset)
             views.append(view if jitter is None else jitter_view(view, jitter))
         return views
 

@@ -45,6 +45,9 @@ class Camera:
             a body's base link counts too). Exclusive with ``eye``/``target``.
         offset: pose of the camera in the mount link's frame: ``((x, y, z), (qx, qy, qz, qw))``.
             The camera looks along +z of that frame (OpenCV convention). Normalised on construction.
+        follow: how a mounted camera follows its link: "pose" (position and rotation, a camera bolted on) or
+            "position" (the link's position only; the offset is then in world axes -- a tracking camera, as
+            dm_control's "track" cameras).
         modalities: a non-empty subset of ``("rgb", "depth", "label")``; stored in that canonical order.
 
     Raises:
@@ -62,6 +65,7 @@ class Camera:
     up: Vec3 = field(default=(0.0, 0.0, 1.0), kw_only=True)
     mount: str | None = field(default=None, kw_only=True)
     offset: Pose = field(default=IDENTITY_POSE, kw_only=True)
+    follow: str = field(default="pose", kw_only=True)
     modalities: tuple[str, ...] = field(default=("rgb",), kw_only=True)
 
     def __post_init__(self) -> None:
@@ -94,6 +98,8 @@ class Camera:
         if self.mount is not None:
             if not isinstance(self.mount, str) or not self.mount.strip() or self.mount.count("/") > 1:
                 raise ValueError(f"{who}: mount must be 'link' or 'body/link': got {self.mount!r}")
+            if self.follow not in ("pose", "position"):
+                raise ValueError(f"{who}: follow={self.follow!r} must be 'pose' or 'position'")
             if tuple(self.up) != (0.0, 0.0, 1.0):
                 raise ValueError(f"{who}: up={self.up!r} applies to world-fixed cameras; orient a mounted one "
                                  "with offset's quaternion")
@@ -106,6 +112,8 @@ class Camera:
             )
         if self.offset != IDENTITY_POSE:
             raise ValueError(f"{who}: offset={self.offset!r} applies to mounted cameras only (set mount=)")
+        if self.follow != "pose":
+            raise ValueError(f"{who}: follow={self.follow!r} applies to mounted cameras only (set mount=)")
         eye, target, up = (_vec(who, a, getattr(self, a), 3) for a in ("eye", "target", "up"))
         forward = np.subtract(target, eye)
         if np.linalg.norm(forward) < 1e-9:

@@ -28,6 +28,7 @@ class CartPoleEnv(BulletEnv):
 
     theta_limit = 0.2
     x_limit = 2.4
+    model_files = ("plane.urdf", "cartpole.urdf")
 
     def __init__(self, render_mode: str | None = None, renderer: str | None = None, force_mag: float = 10.0):
         super().__init__(render_mode=render_mode, renderer=renderer, time_step=0.01, frame_skip=2)
@@ -43,7 +44,7 @@ class CartPoleEnv(BulletEnv):
         p.changeVisualShape(self.cartpole, 1, rgbaColor=(0.95, 0.55, 0.1, 1.0), physicsClientId=c)  # not white on white
         for j in (0, 1):
             p.changeDynamics(self.cartpole, j, linearDamping=0, angularDamping=0, physicsClientId=c)
-            p.setJointMotorControl2(self.cartpole, j, p.VELOCITY_CONTROL, force=0, physicsClientId=c)
+        self.motor_command(self.cartpole, (0, 1), p.VELOCITY_CONTROL, forces=(0.0, 0.0))
 
     def reset_task(self, options: dict[str, Any]) -> None:
         q = self.np_random.uniform(-0.05, 0.05, size=4)
@@ -51,9 +52,7 @@ class CartPoleEnv(BulletEnv):
             p.resetJointState(self.cartpole, j, q[j], q[j + 2], physicsClientId=self.client)
 
     def apply_action(self, action: np.ndarray) -> None:
-        p.setJointMotorControl2(
-            self.cartpole, 0, p.TORQUE_CONTROL, force=float(action[0]) * self.force_mag, physicsClientId=self.client
-        )
+        self.motor_command(self.cartpole, (0,), p.TORQUE_CONTROL, forces=(float(action[0]) * self.force_mag,))
 
     def observe(self) -> np.ndarray:
         q, qd = self.joint_states(self.cartpole, (0, 1))

@@ -72,15 +72,10 @@ class PandaEnv(BulletEnv):
         self._hold(list(NEUTRAL))
 
     def _hold(self, arm_targets: list[float]) -> None:
-        c = self.client
-        p.setJointMotorControlArray(
-            self.panda, list(ARM_JOINTS), p.POSITION_CONTROL, targetPositions=arm_targets,
-            forces=list(ARM_FORCES), physicsClientId=c,
-        )
-        p.setJointMotorControlArray(
-            self.panda, list(FINGER_JOINTS), p.POSITION_CONTROL, targetPositions=[0.0, 0.0], forces=[20.0, 20.0],
-            physicsClientId=c,
-        )
+        self.motor_command(self.panda, ARM_JOINTS, p.POSITION_CONTROL, targetPositions=arm_targets,
+                           forces=ARM_FORCES)
+        self.motor_command(self.panda, FINGER_JOINTS, p.POSITION_CONTROL, targetPositions=[0.0, 0.0],
+                           forces=[20.0, 20.0])
 
     def ee_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Gripper centre position and linear velocity (world frame)."""
@@ -133,6 +128,8 @@ class PandaPushEnv(PandaEnv):
     """
 
     success_distance = 0.05
+    task_state = ("target_pos",)
+    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
 
     def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
         super().__init__(render_mode=render_mode, renderer=renderer)
@@ -231,6 +228,8 @@ class PandaReachEnv(PandaEnv):
     """
 
     success_distance = 0.05
+    task_state = ("target_pos",)
+    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
 
     def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
         super().__init__(render_mode=render_mode, renderer=renderer)

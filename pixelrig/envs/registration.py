@@ -9,6 +9,10 @@ ENV_SPECS: dict[str, dict] = {
     "pixelrig/PandaPush-v0": {"entry_point": "pixelrig.envs.panda:PandaPushEnv", "max_episode_steps": 100},
     "pixelrig/PandaReach-v0": {"entry_point": "pixelrig.envs.panda:PandaReachEnv", "max_episode_steps": 50},
     "pixelrig/Robot-v0": {"entry_point": "pixelrig.envs.robot:RobotEnv", "max_episode_steps": 1000},
+    "pixelrig/HalfCheetah-v0": {"entry_point": "pixelrig.envs.locomotion:HalfCheetahEnv", "max_episode_steps": 1000},
+    "pixelrig/Hopper-v0": {"entry_point": "pixelrig.envs.locomotion:HopperEnv", "max_episode_steps": 1000},
+    "pixelrig/Walker2d-v0": {"entry_point": "pixelrig.envs.locomotion:Walker2dEnv", "max_episode_steps": 1000},
+    "pixelrig/Ant-v0": {"entry_point": "pixelrig.envs.locomotion:AntEnv", "max_episode_steps": 1000},
 }
 """Every registered id with its ``gym.register`` arguments."""
 

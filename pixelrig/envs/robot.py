@@ -15,7 +15,7 @@ import pybullet as p
 from gymnasium import spaces
 
 from pixelrig.envs.base import BulletEnv, CameraSpec
-from pixelrig.envs.models import file_digest, load_model, mjcf_motors, model_kind, resolve_model_path
+from pixelrig.envs.models import load_model, mjcf_motors, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
 
 CONTROL_MODES = ("torque", "position", "velocity")
@@ -95,6 +95,7 @@ class RobotEnv(BulletEnv):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
+    model_files = ("plane.urdf",)
 
     def __init__(
         self,
@@ -192,8 +193,8 @@ class RobotEnv(BulletEnv):
             self.load_body(info[1].decode("utf-8", errors="replace") or f"body{body}", body)
         self.robot = robot
         self.joints, self._passive = self._actuated_joints()
-        for j in [js.index for js in self.joints] + self._passive:  # motors off until a command arrives
-            p.setJointMotorControl2(robot, j, p.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+        free = [js.index for js in self.joints] + self._passive  # motors off until a command arrives
+        self.motor_command(robot, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free))
 
     def _pick_robot(self, bodies: list[int]) -> int:
         c = self.client
@@ -372,19 +373,16 @@ class RobotEnv(BulletEnv):
             self._command(np.zeros(len(self.joints)))
 
     def _command(self, target: np.ndarray) -> None:
-        c = self.client
         idx = [j.index for j in self.joints]
         forces = [j.effort if not math.isnan(j.effort) else 1e6 for j in self.joints]
         if self.control == "torque":
-            p.setJointMotorControlArray(self.robot, idx, p.TORQUE_CONTROL, forces=target.tolist(), physicsClientId=c)
+            self.motor_command(self.robot, idx, p.TORQUE_CONTROL, forces=target)
         elif self.control == "position":
-            p.setJointMotorControlArray(self.robot, idx, p.POSITION_CONTROL, targetPositions=target.tolist(),
-                                        forces=forces, positionGains=self.position_gains.tolist(),
-                                        velocityGains=self.velocity_gains.tolist(), physicsClientId=c)
+            self.motor_command(self.robot, idx, p.POSITION_CONTROL, targetPositions=target, forces=forces,
+                               positionGains=self.position_gains, velocityGains=self.velocity_gains)
         else:
-            p.setJointMotorControlArray(self.robot, idx, p.VELOCITY_CONTROL, targetVelocities=target.tolist(),
-                                        forces=forces, velocityGains=self.velocity_gains.tolist(),
-                                        physicsClientId=c)
+            self.motor_command(self.robot, idx, p.VELOCITY_CONTROL, targetVelocities=target, forces=forces,
+                               velocityGains=self.velocity_gains)
 
     def apply_action(self, action: np.ndarray) -> None:
         self._command(np.asarray(action, dtype=np.float64))
@@ -435,9 +433,9 @@ class RobotEnv(BulletEnv):
         cam = self.render_camera()
         return [dict(cam, name="main", width=84, height=84, modalities=("rgb", "depth", "label"))]
 
-    def model_digest(self) -> str | None:
-        """SHA-256 of the model file (None for builders)."""
-        return file_digest(self.model_path) if self.model_path else None
+    def model_paths(self) -> list[Path]:
+        """The model file (and the ground plane) this env loads; none for builders but the plane."""
+        return super().model_paths() + ([self.model_path] if self.model_path else [])
 
 
 def _positive(what: str, joint: str, value: Any) -> float:

@@ -119,6 +119,13 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         self._bind()
         return self.rig.render()
 
+    def snapshot_state(self) -> dict[str, Any]:
+        """PixelObs holds no simulation state (its rig re-binds when the scene is rebuilt)."""
+        return {}
+
+    def restore_snapshot_state(self, state: dict[str, Any]) -> None:
+        """Nothing to restore (see :meth:`snapshot_state`)."""
+
     def close(self) -> None:
         if self._own_backend is not None:
             self._own_backend.close()

@@ -1,0 +1,262 @@
+"""Locomotion tasks ported from the MuJoCo-style MJCF files in pybullet_data, with Gymnasium's reward semantics:
+``pixelrig/HalfCheetah-v0``, ``pixelrig/Hopper-v0``, ``pixelrig/Walker2d-v0``, ``pixelrig/Ant-v0``.
+
+Shared by all four:
+
+- Physics: pybullet_envs' timing, time step 0.0165/4 s with 4 physics steps per ``step()`` (dt = 0.0165 s), on
+  pybullet_data's plane.
+- Action: ``Box(-1, 1, (n,))``, one entry per MJCF ``<motor>``; the torque is ``power × gear × action`` where
+  ``gear`` is the motor's and ``power`` the per-robot scale pybullet_envs tuned for pybullet.
+- Forward reward: ``forward_reward_weight × (x_t - x_{t-1}) / dt``, the torso's velocity along +x.
+  ``x_{t-1}`` is Python-side task state (``last_x``), declared so that snapshots carry it.
+- Control cost: ``ctrl_cost_weight × sum(action²)``.
+- Start: the file's pose plus uniform noise of half-width ``reset_noise_scale`` on joint positions and
+  velocities (Gymnasium's convention).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import pybullet as p
+from gymnasium import spaces
+
+from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.models import mjcf_motors, resolve_model_path
+
+TIME_STEP = 0.0165 / 4
+FRAME_SKIP = 4
+
+
+class LocomotionEnv(BulletEnv):
+    """Base of the locomotion tasks (see the module docstring for what they share)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 61}
+    task_state = ("last_x",)
+
+    mjcf: ClassVar[str]
+    power: ClassVar[float]
+    planar: ClassVar[bool] = True
+    forward_reward_weight: ClassVar[float] = 1.0
+    ctrl_cost_weight: ClassVar[float] = 0.1
+    healthy_reward: ClassVar[float] = 0.0
+    reset_noise_scale: ClassVar[float] = 0.1
+    track_height: ClassVar[float] = 1.0
+    """Height of the tracking camera above the torso's link frame (these files put that frame at different
+    heights: at the torso for the cheetah and the ant, at the ground for hopper and walker)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "mjcf" in cls.__dict__:
+            cls.model_files = ("plane.urdf", cls.mjcf)
+
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
+        self._motors_spec = mjcf_motors(resolve_model_path(self.mjcf))
+        super().__init__(render_mode=render_mode, renderer=renderer, time_step=TIME_STEP, frame_skip=FRAME_SKIP)
+        n = len(self.motor_joints)
+        self.action_space = spaces.Box(-1.0, 1.0, (n,), np.float32)
+        size = len(self.observe())
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.last_x = 0.0
+
+    def build_world(self) -> None:
+        c = self.client
+        self.load_body("ground", p.loadURDF("plane.urdf", physicsClientId=c))
+        (robot,) = p.loadMJCF(self.mjcf, physicsClientId=c)
+        self.robot = self.load_body(type(self).__name__.removesuffix("Env").lower(), robot)
+        by_name = {}
+        for j in range(p.getNumJoints(robot, physicsClientId=c)):
+            info = p.getJointInfo(robot, j, physicsClientId=c)
+            by_name[info[1].decode()] = j
+            if info[12].decode() == "torso":
+                self.torso_link = j
+        self.motor_joints = [by_name[m.joint] for m in self._motors_spec]
+        self.torques = np.array([self.power * m.effort for m in self._motors_spec])
+        self.root_joints = [0, 1, 2] if self.planar else []  # x slide, z slide, pitch hinge
+        self.movable = [j for j in by_name.values()
+                        if p.getJointInfo(robot, j, physicsClientId=c)[2] != p.JOINT_FIXED]
+        self.motor_command(robot, self.movable, p.VELOCITY_CONTROL, forces=[0.0] * len(self.movable))
+
+    # ---- state vectors ---------------------------------------------------------------------------------
+
+    def torso_position(self) -> np.ndarray:
+        """World position of the torso's centre of mass (its link frame is at the world origin in these files)."""
+        if self.planar:
+            return np.array(p.getLinkState(self.robot, self.torso_link, computeForwardKinematics=True,
+                                           physicsClientId=self.client)[0])
+        return np.array(p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)[0])
+
+    def qpos_qvel(self) -> tuple[np.ndarray, np.ndarray]:
+        """MuJoCo-style generalised positions and velocities.
+
+        Planar robots: qpos = [x, z, pitch, joints...] (x, z of the torso in the world), qvel = [vx, vz,
+        pitch rate, joint rates...]. Ant: qpos = [x, y, z, quaternion xyzw, joints...], qvel = [linear (3),
+        angular (3), joint rates...].
+        """
+        c = self.client
+        q, qd = self.joint_states(self.robot, self.motor_joints)
+        if self.planar:
+            root_q, root_qd = self.joint_states(self.robot, self.root_joints)
+            x, _, z = self.torso_position()
+            return np.concatenate([[x, z, root_q[2]], q]), np.concatenate([root_qd, qd])
+        pos, orn = p.getBasePositionAndOrientation(self.robot, physicsClientId=c)
+        lin, ang = p.getBaseVelocity(self.robot, physicsClientId=c)
+        return np.concatenate([pos, orn, q]), np.concatenate([lin, ang, qd])
+
+    def observe(self) -> np.ndarray:
+        qpos, qvel = self.qpos_qvel()
+        skip = 1 if self.planar else 2  # Gymnasium leaves out the x (and y) position
+        return np.concatenate([qpos[skip:], self.clip_velocities(qvel)]).astype(np.float32)
+
+    def clip_velocities(self, qvel: np.ndarray) -> np.ndarray:
+        return qvel
+
+    # ---- episode ---------------------------------------------------------------------------------------
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        c, rng, s = self.client, self.np_random, self.reset_noise_scale
+        joints = self.root_joints[1:] + self.motor_joints if self.planar else self.motor_joints
+        for j in joints:
+            lo, hi = p.getJointInfo(self.robot, j, physicsClientId=c)[8:10]
+            q0 = float(np.clip(0.0, lo, hi)) if hi > lo else 0.0
+            p.resetJointState(self.robot, j, q0 + rng.uniform(-s, s), rng.uniform(-s, s), physicsClientId=c)
+        if self.planar:
+            p.resetJointState(self.robot, 0, 0.0, rng.uniform(-s, s), physicsClientId=c)
+        self.last_x = float(self.torso_position()[0])
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.motor_command(self.robot, self.motor_joints, p.TORQUE_CONTROL, forces=self.torques * action)
+
+    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        x = float(self.torso_position()[0])
+        x_velocity = (x - self.last_x) / self.dt
+        self.last_x = x
+        forward = self.forward_reward_weight * x_velocity
+        ctrl = self.ctrl_cost_weight * float(np.sum(np.square(action)))
+        healthy = self.is_healthy()
+        reward = forward - ctrl + (self.healthy_reward if healthy else 0.0) - self.extra_costs()
+        info = {"x_position": x, "x_velocity": x_velocity, "reward_forward": forward, "reward_ctrl": -ctrl}
+        return reward, self.terminates and not healthy, info
+
+    terminates: ClassVar[bool] = False
+
+    def is_healthy(self) -> bool:
+        return True
+
+    def extra_costs(self) -> float:
+        return 0.0
+
+    def reset_info(self) -> dict[str, Any]:
+        return {"x_position": self.last_x}
+
+    # ---- cameras -------------------------------------------------------------------------------------
+
+    def render_camera(self) -> CameraSpec:
+        x, y, z = self.torso_position()
+        return {"eye": (x + 1.0, y - 3.2, 1.2), "target": (x, y, 0.5), "fov": 50.0, "width": 320, "height": 240,
+                "near": 0.05, "far": 30.0}
+
+    def default_cameras(self) -> list[CameraSpec]:
+        return [{"name": "side", "eye": (1.0, -3.2, 1.2), "target": (0.0, 0.0, 0.5), "fov": 55.0, "width": 84,
+                 "height": 84, "near": 0.05, "far": 30.0, "modalities": ("rgb", "depth", "label")},
+                # follows the torso's position (not its rotation): 3 m to its side, 1 m up, looking along +y and
+                # 10 degrees down (a rotation of -100 degrees about x)
+                {"name": "track", "mount": "torso", "follow": "position",
+                 "offset": ((0.0, -3.0, self.track_height), (-0.7660444, 0.0, 0.0, 0.6427876)), "fov": 45.0,
+                 "width": 64,
+                 "height": 64, "near": 0.05, "far": 30.0, "modalities": ("rgb", "depth", "label")}]
+
+
+class HalfCheetahEnv(LocomotionEnv):
+    """Run forward (mjcf/half_cheetah.xml, planar, 6 motors, power 0.90).
+
+    Reward: ``1.0 × forward velocity - 0.1 × sum(action²)``. Never terminates (1000-step limit).
+    Observation (17): z, pitch, 6 joint angles, then the 9 velocities.
+    """
+
+    mjcf = "mjcf/half_cheetah.xml"
+    power = 0.90
+    track_height = 0.3
+
+
+class HopperEnv(LocomotionEnv):
+    """Hop forward without falling (mjcf/hopper.xml, planar, 3 motors, power 0.75).
+
+    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.001 × sum(action²)``. Healthy: torso z > 0.7 m,
+    |pitch| < 0.2 rad and every other position and velocity within ±100; terminates when unhealthy.
+    Observation (11): z, pitch, 3 joint angles, then the 6 velocities clipped to ±10.
+    """
+
+    mjcf = "mjcf/hopper.xml"
+    power = 0.75
+    ctrl_cost_weight = 1e-3
+    healthy_reward = 1.0
+    reset_noise_scale = 5e-3
+    terminates = True
+    healthy_z = (0.7, np.inf)
+    healthy_pitch = (-0.2, 0.2)
+
+    def clip_velocities(self, qvel: np.ndarray) -> np.ndarray:
+        return np.clip(qvel, -10.0, 10.0)
+
+    def is_healthy(self) -> bool:
+        qpos, qvel = self.qpos_qvel()
+        z, pitch = qpos[1], qpos[2]
+        rest = np.concatenate([qpos[3:], qvel])
+        return bool(self.healthy_z[0] < z < self.healthy_z[1] and self.healthy_pitch[0] < pitch < self.healthy_pitch[1]
+                    and np.all(np.abs(rest) < 100.0))
+
+
+class Walker2dEnv(HopperEnv):
+    """Walk forward on two legs (mjcf/walker2d.xml, planar, 6 motors, power 0.40).
+
+    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.001 × sum(action²)``. Healthy: 0.8 < torso z < 2.0
+    m and |pitch| < 1 rad; terminates when unhealthy. Observation (17): z, pitch, 6 joint angles, then the 9
+    velocities clipped to ±10.
+    """
+
+    mjcf = "mjcf/walker2d.xml"
+    power = 0.40
+    healthy_z = (0.8, 2.0)
+    healthy_pitch = (-1.0, 1.0)
+
+
+class AntEnv(LocomotionEnv):
+    """Walk forward on four legs (mjcf/ant.xml, floating torso, 8 motors, power 2.5).
+
+    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.5 × sum(action²) - 5e-4 × sum(clip(contact
+    normal force, 0, 1)²)`` over the ant's contacts. Healthy: 0.2 < torso z < 1.0 m; terminates when unhealthy.
+    Observation (27): z, quaternion (xyzw), 8 joint angles, then linear and angular torso velocity and the 8
+    joint rates.
+    """
+
+    mjcf = "mjcf/ant.xml"
+    power = 2.5
+    planar = False
+    track_height = 0.5
+    ctrl_cost_weight = 0.5
+    healthy_reward = 1.0
+    terminates = True
+    contact_cost_weight = 5e-4
+
+    def is_healthy(self) -> bool:
+        z = float(self.torso_position()[2])
+        return 0.2 < z < 1.0
+
+    def extra_costs(self) -> float:
+        forces = [c[9] for c in p.getContactPoints(bodyA=self.robot, physicsClientId=self.client)]
+        return self.contact_cost_weight * float(np.sum(np.square(np.clip(forces, 0.0, 1.0)))) if forces else 0.0
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        super().reset_task(options)
+        c, rng, s = self.client, self.np_random, self.reset_noise_scale
+        pos, orn = p.getBasePositionAndOrientation(self.robot, physicsClientId=c)
+        p.resetBaseVelocity(self.robot, rng.uniform(-s, s, 3).tolist(), rng.uniform(-s, s, 3).tolist(),
+                            physicsClientId=c)
+        self.last_x = float(pos[0])
+
+    def default_cameras(self) -> list[CameraSpec]:
+        cams = super().default_cameras()
+        cams[0] = dict(cams[0], eye=(2.5, -2.5, 2.2), target=(0.0, 0.0, 0.4))
+        return cams
