@@ -7,7 +7,7 @@ from pixelrig.cameras import Camera, CameraRig
 from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
 from pixelrig.render import RendererUnavailable, resolve_renderer
 from pixelrig.snapshot import Snapshot, restore, snapshot
-from pixelrig.wrappers import PixelObs
+from pixelrig.wrappers import HumanWindow, PixelObs, VideoRecorder
 
 __version__ = "0.1.0"
 
@@ -17,11 +17,13 @@ __all__ = [
     "BulletEnv",
     "Camera",
     "CameraRig",
+    "HumanWindow",
     "PixelObs",
     "Randomization",
     "RendererUnavailable",
     "RobotEnv",
     "Snapshot",
+    "VideoRecorder",
     "__version__",
     "resolve_renderer",
     "restore",

@@ -1,4 +1,4 @@
-"""Command line: ``pixelrig demo | bench | golden | renderer`` (also ``python -m pixelrig ...``)."""
+"""Command line: ``pixelrig demo | view | bench | golden | renderer`` (also ``python -m pixelrig ...``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,24 @@ import sys
 def _demo(args: argparse.Namespace) -> int:
     from pixelrig.demo import run_demo
 
-    result = run_demo(args.out, env_id=args.env, steps=args.steps, seed=args.seed, renderer=args.renderer)
+    result = run_demo(args.out, env_id=args.env, steps=args.steps, seed=args.seed, renderer=args.renderer,
+                      video=args.video)
     print(f"wrote {result.sheet} and {result.video} ({result.frames} frames, {result.episodes} episodes, "
           f"{result.successes} successes)")
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    from pixelrig.render.window import DisplayUnavailable
+    from pixelrig.viewer import run_viewer
+
+    try:
+        n = run_viewer(args.source, cams=args.cams, steps=args.steps, fps=args.fps, scale=args.scale,
+                       policy=args.policy, renderer=args.renderer, seed=args.seed)
+    except DisplayUnavailable as exc:
+        print(f"pixelrig view: {exc}", file=sys.stderr)
+        return 2
+    print(f"viewed {args.source} for {n} steps")
     return 0
 
 
@@ -55,7 +70,20 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--steps", type=int, default=150, help="env steps (default: 150)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--renderer", choices=("auto", "tiny", "egl"), default=None)
+    demo.add_argument("--video", default=None, help="mp4/gif path of the tiled rig (default: OUT/demo.mp4)")
     demo.set_defaults(func=_demo)
+
+    view = sub.add_parser("view", help="open a window on a URDF/SDF/MJCF file or an env id (orbiting camera)")
+    view.add_argument("source", help="robot file (also looked up in pybullet_data) or registered env id")
+    view.add_argument("--cams", default=None, help="JSON or TOML rig file: show these cameras tiled instead")
+    view.add_argument("--steps", type=int, default=None, help="stop after this many steps (default: until closed)")
+    view.add_argument("--fps", type=float, default=30.0)
+    view.add_argument("--scale", type=int, default=2)
+    view.add_argument("--policy", choices=("hold", "random"), default="hold",
+                      help="hold: zero torque / hold the pose (default); random: random actions")
+    view.add_argument("--renderer", choices=("auto", "tiny", "egl"), default=None)
+    view.add_argument("--seed", type=int, default=0)
+    view.set_defaults(func=_view)
 
     bench = sub.add_parser("bench", help="throughput benchmark against raw pybullet (see benchmarks/)")
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the benchmark (try --help)")

@@ -30,8 +30,8 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.render.choice import probe_egl
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
-from pixelrig.render.select import probe_egl
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 SCENES = {"pandapush": "pixelrig/PandaPush-v0", "cartpole": "pixelrig/CartPole-v0"}

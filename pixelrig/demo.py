@@ -16,6 +16,7 @@ from pixelrig.envs.panda import PushExpert
 from pixelrig.progress import Progress
 from pixelrig.render.mosaic import tile_rig
 from pixelrig.wrappers.pixel_obs import PixelObs
+from pixelrig.wrappers.video_recorder import VideoRecorder
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,6 @@ class DemoResult:
     frames: int
     episodes: int
     successes: int
-
-
-def even_pad(img: np.ndarray) -> np.ndarray:
-    """Pad an image with black to even height and width (H.264 with yuv420p needs both even)."""
-    h, w = img.shape[:2]
-    return np.pad(img, ((0, h % 2), (0, w % 2), (0, 0)))
 
 
 def visible_bodies(obs: dict[str, np.ndarray]) -> int:
@@ -48,7 +43,7 @@ def run_demo(
     seed: int = 0,
     renderer: str | None = None,
     scale: int = 3,
-    video_name: str = "demo.mp4",
+    video: str | Path | None = None,
     sheet_name: str = "demo_sheet.png",
 ) -> DemoResult:
     """Run ``env_id`` for ``steps`` steps under its default rig with a scripted (PandaPush) or random policy.
@@ -59,36 +54,35 @@ def run_demo(
         steps: number of env steps (episodes are reset as they end).
         seed: seed of the first episode (later ones use seed+1, ...).
         renderer: render backend request ('auto', 'tiny', 'egl' or None).
-        scale: pixel up-scaling of the tiles in the video and sheet.
-        video_name: file name of the mp4 inside ``out_dir``.
+        scale: pixel up-scaling of the tiles in the sheet.
+        video: path of the mp4 (or .gif) of the tiled rig, written by :class:`pixelrig.VideoRecorder` as the run
+            goes; default ``<out_dir>/demo.mp4``.
         sheet_name: file name of the contact sheet inside ``out_dir``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    env = PixelObs(gym.make(env_id, renderer=renderer))
-    ranges = {cam.name: (cam.near, cam.far) for cam in env.rig.cameras}
+    video_path, sheet_path = Path(video) if video is not None else out / "demo.mp4", out / sheet_name
+    pixels = PixelObs(gym.make(env_id, renderer=renderer))
+    env = VideoRecorder(pixels, out, video_path=video_path)
+    ranges = {cam.name: (cam.near, cam.far) for cam in pixels.rig.cameras}
     scripted = env_id.startswith("pixelrig/PandaPush")
     policy = PushExpert()
-    fps = env.unwrapped.metadata.get("render_fps", 30)
-    video_path, sheet_path = out / video_name, out / sheet_name
     sheet_frame, sheet_score = None, -1
     episodes, successes = 1, 0
     obs, _ = env.reset(seed=seed)
     env.action_space.seed(seed)
-    with imageio.get_writer(video_path, fps=fps, codec="libx264", macro_block_size=1, quality=8) as writer:
-        for _ in Progress(range(steps), "demo: stepping the rig"):
-            action = policy(obs["state"]) if scripted else env.action_space.sample()
-            obs, _, terminated, truncated, info = env.step(action)
-            tiled = tile_rig(obs, depth_ranges=ranges, scale=scale)
-            writer.append_data(even_pad(tiled))
-            score = visible_bodies(obs)
-            if score > sheet_score:  # the sheet shows the frame where the cameras see the most bodies
-                sheet_frame, sheet_score = tiled, score
-            if terminated or truncated:
-                successes += int(bool(info.get("is_success", False)))
-                episodes += 1
-                policy.reset()
-                obs, _ = env.reset(seed=seed + episodes - 1)
+    for _ in Progress(range(steps), "demo: stepping the rig"):
+        action = policy(obs["state"]) if scripted else env.action_space.sample()
+        obs, _, terminated, truncated, info = env.step(action)
+        score = visible_bodies(obs)
+        if score > sheet_score:  # the sheet shows the frame where the cameras see the most bodies
+            sheet_frame, sheet_score = tile_rig(obs, depth_ranges=ranges, scale=scale), score
+        if terminated or truncated:
+            successes += int(bool(info.get("is_success", False)))
+            episodes += 1
+            policy.reset()
+            obs, _ = env.reset(seed=seed + episodes - 1)
     imageio.imwrite(sheet_path, sheet_frame)
+    frames = env._stream.frames if env._stream is not None else 0
     env.close()
-    return DemoResult(sheet_path, video_path, steps, episodes, successes)
+    return DemoResult(sheet_path, video_path, frames, episodes, successes)

@@ -18,8 +18,8 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
+from pixelrig.render.choice import probe_egl
 from pixelrig.render.convert import colorize_depth, label_palette
-from pixelrig.render.select import probe_egl
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN_DIR = REPO / "golden"
@@ -80,7 +80,7 @@ def encode(modality: str, array: np.ndarray) -> Image.Image:
     label = np.asarray(array)[..., 0].astype(np.int64) + 1
     if label.max() > 255:
         raise ValueError("indexed label PNGs hold body ids up to 254")
-    img = Image.fromarray(label.astype(np.uint8), mode="P")
+    img = Image.frombytes("P", (label.shape[1], label.shape[0]), label.astype(np.uint8).tobytes())
     palette = np.zeros((256, 3), np.uint8)
     palette[1:] = label_palette(255)
     img.putpalette(palette.ravel().tolist())

@@ -61,3 +61,35 @@ def assert_trees_equal(a, b, path: str = "") -> None:
         assert np.float64(a).tobytes() == np.float64(b).tobytes(), f"{path}: {a!r} != {b!r}"
     else:
         assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+@pytest.fixture(scope="session")
+def xvfb() -> str:
+    """A real X server (Xvfb) for the session; yields its DISPLAY. Skips where Xvfb is missing, except in CI
+    (where `make test` installs it), which fails instead."""
+    import shutil
+    import subprocess
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("CI"):
+            pytest.fail("Xvfb is not installed (scripts/setup-system.sh installs it)")
+        pytest.skip("Xvfb is not installed: run scripts/setup-system.sh")
+    read, write = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        number = f.readline().strip()
+    if not number:
+        proc.kill()
+        pytest.fail("Xvfb did not start")
+    display = f":{number}"
+    old = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    yield display
+    if old is None:
+        os.environ.pop("DISPLAY", None)
+    else:
+        os.environ["DISPLAY"] = old
+    proc.terminate()
+    proc.wait(timeout=10)

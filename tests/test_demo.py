@@ -23,8 +23,9 @@ def test_demo_writes_sheet_and_video(tmp_path: Path) -> None:
             assert tile.std() > 10, f"tile row {r} col {c} is flat"
     meta = iio.immeta(result.video, plugin="FFMPEG")
     video = list(iio.imiter(result.video, plugin="FFMPEG"))
-    assert len(video) == 14
-    assert video[0].shape == (756, 756, 3)
+    assert result.frames == 14 + result.episodes  # every step, plus the first frame of every episode
+    assert len(video) == result.frames
+    assert video[0].shape == (252, 252, 3)  # the tiled rig at native size: 3 cameras x 3 tiles of 84 px
     assert meta["fps"] == 24
     assert np.mean(video[-1]) > 30
 
@@ -35,5 +36,5 @@ def test_cli_demo_prints_what_it_wrote(tmp_path: Path) -> None:
          "pixelrig/CartPole-v0", "--renderer", "tiny"],
         capture_output=True, text=True, check=True,
     )
-    assert out.stdout.startswith(f"wrote {tmp_path}/demo_sheet.png and {tmp_path}/demo.mp4 (3 frames")
+    assert out.stdout.startswith(f"wrote {tmp_path}/demo_sheet.png and {tmp_path}/demo.mp4 (4 frames")
     assert (tmp_path / "demo.mp4").stat().st_size > 1000

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from pixelrig.render import RendererUnavailable, probe_egl, resolve_renderer
-from pixelrig.render import select as select_mod
+from pixelrig.render import choice as choice_mod
 
 from .conftest import egl_or_skip
 
@@ -53,7 +53,7 @@ def test_probe_finds_mesa_or_gpu_and_reports_it() -> None:
 def test_unavailable_egl_raises_with_what_was_tried(monkeypatch: pytest.MonkeyPatch) -> None:
     """A real failure: point libglvnd at a vendor file that does not exist, so the plugin's EGL fails (and it
     calls exit() in the probe process, which must not take this process with it)."""
-    monkeypatch.setattr(select_mod, "_cache", {})
+    monkeypatch.setattr(choice_mod, "_cache", {})
     monkeypatch.delenv("_PIXELRIG_EGL_PROBE", raising=False)
     monkeypatch.setenv("__EGL_VENDOR_LIBRARY_FILENAMES", "/nonexistent/egl_vendor.json")
     with pytest.raises(RendererUnavailable) as err:
@@ -69,7 +69,7 @@ def test_unavailable_egl_raises_with_what_was_tried(monkeypatch: pytest.MonkeyPa
 
 def test_probe_answer_is_inherited_by_child_processes() -> None:
     probe_egl()
-    code = ("import pixelrig.render.select as s, subprocess; calls=[]; s._run_probe=lambda *a: calls.append(1); "
+    code = ("import pixelrig.render.choice as s, subprocess; calls=[]; s._run_probe=lambda *a: calls.append(1); "
             "s.probe_egl(); print(len(calls))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "0"

@@ -29,8 +29,9 @@ from gymnasium import spaces
 
 from pixelrig.envs.randomization import Randomization, apply_values, camera_jitter, draw_and_apply
 from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
+from pixelrig.render.choice import resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
-from pixelrig.render.select import resolve_renderer
+from pixelrig.render.window import DisplayWindow
 
 CameraSpec = dict[str, Any]
 """A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""
@@ -67,7 +68,9 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     which remembers them (pybullet cannot report them). :func:`pixelrig.snapshot` captures exactly this.
 
     Args:
-        render_mode: None or "rgb_array" (frames from :meth:`render_camera`).
+        render_mode: None, "rgb_array" (``render()`` returns frames from :meth:`render_camera`) or "human"
+            (those frames are shown in a window, a separate process, after every reset and step; see
+            :class:`pixelrig.HumanWindow` for a window on any camera).
         renderer: "auto", "tiny", "egl", or None for ``PIXELRIG_RENDERER`` (default "auto"). The env owns its
             backend because EGL must be loaded before the first body.
         time_step: physics time step in seconds.
@@ -77,7 +80,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
             the drawn values are kept in ``randomization_values``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
 
     task_state: ClassVar[tuple[str, ...]] = ()
     """Names of the attributes holding per-episode Python state (merged over the class hierarchy)."""
@@ -88,7 +91,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     _BASE_STATE: ClassVar[frozenset[str]] = frozenset({
         "_np_random", "_np_random_seed", "spec", "_episode_started", "elapsed_steps", "scene_version",
         "body_names", "randomization_values", "_motors", "_client", "_backend", "_finalizer", "_building",
-        "_sealed",
+        "_sealed", "_window",
     })
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -157,11 +160,17 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         """Steps since the last reset."""
         self._motors: dict[tuple[int, int], tuple[int, dict[str, float]]] = {}
         self._building = False
-        self._connect(resolve_renderer(renderer))
+        self._window: DisplayWindow | None = None
+        if render_mode == "human":
+            self._window = DisplayWindow(f"pixelrig: {type(self).__name__}", fps=self.metadata["render_fps"],
+                                         scale=2)
         try:
+            self._connect(resolve_renderer(renderer))
             self._rebuild()
         except BaseException:
             self._close_client()  # nothing half-built is left behind
+            if self._window is not None:
+                self._window.close()
             raise
 
     # ---- the client, its backend and the world ---------------------------------------------------------
@@ -278,7 +287,9 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         self.reset_task(dict(options or {}))
         self._episode_started = True
         self.elapsed_steps = 0
-        return self.observe(), self.reset_info()
+        obs, info = self.observe(), self.reset_info()
+        self._show()
+        return obs, info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._episode_started:
@@ -290,6 +301,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         self.elapsed_steps += 1
         obs = self.observe()
         reward, terminated, info = self.evaluate(action)
+        self._show()
         return obs, float(reward), bool(terminated), False, info
 
     def check_action(self, action: Any) -> Any:
@@ -321,9 +333,20 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.clip(a, space.low, space.high)
 
     def render(self) -> np.ndarray | None:
-        """An (H, W, 3) uint8 frame from :meth:`render_camera` when ``render_mode == "rgb_array"``."""
+        """An (H, W, 3) uint8 frame from :meth:`render_camera` when ``render_mode == "rgb_array"``; with "human"
+        the frame goes to the window and None is returned."""
+        if self.render_mode == "human":
+            self._show()
+            return None
         if self.render_mode != "rgb_array":
             return None
+        return self._camera_frame()
+
+    def _show(self) -> None:
+        if self._window is not None and self._window.wants_frame():
+            self._window.show(self._camera_frame())
+
+    def _camera_frame(self) -> np.ndarray:
         cam = self.render_camera()
         width, height = int(cam.get("width", 320)), int(cam.get("height", 240))
         view = p.computeViewMatrix(cam["eye"], cam["target"], cam.get("up", (0.0, 0.0, 1.0)))
@@ -334,6 +357,8 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         return rgba_to_rgb(frame.rgba)
 
     def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
         self._close_client()
         super().close()
 

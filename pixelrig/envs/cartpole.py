@@ -24,7 +24,7 @@ class CartPoleEnv(BulletEnv):
     - Start: all four state variables uniform in [-0.05, 0.05] ("swing-free": the pole starts upright).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+    metadata = {**BulletEnv.metadata, "render_fps": 50}
 
     theta_limit = 0.2
     x_limit = 2.4

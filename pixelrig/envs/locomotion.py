@@ -32,7 +32,7 @@ FRAME_SKIP = 4
 class LocomotionEnv(BulletEnv):
     """Base of the locomotion tasks (see the module docstring for what they share)."""
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 61}
+    metadata = {**BulletEnv.metadata, "render_fps": 61}
     task_state = ("last_x",)
 
     mjcf: ClassVar[str]

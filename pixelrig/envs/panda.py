@@ -33,7 +33,7 @@ class PandaEnv(BulletEnv):
       (gripper pointing down) and tracked by its position controller; the fingers stay closed.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 24}
+    metadata = {**BulletEnv.metadata, "render_fps": 24}
 
     max_step = 0.05
     workspace_low = np.array([0.25, -0.35, TABLE_TOP + 0.02])

@@ -94,7 +94,7 @@ class RobotEnv(BulletEnv):
     ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
+    metadata = {**BulletEnv.metadata, "render_fps": 60}
     model_files = ("plane.urdf",)
 
     def __init__(

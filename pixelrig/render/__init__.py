@@ -9,6 +9,7 @@ from pixelrig.render.backends import (
     TinyBackend,
     active_egl_client,
 )
+from pixelrig.render.choice import EglProbe, make_backend, probe_egl, requested_renderer, resolve_renderer
 from pixelrig.render.convert import (
     BACKGROUND_LABEL,
     colorize_depth,
@@ -17,7 +18,6 @@ from pixelrig.render.convert import (
     segmentation_to_label,
     zbuffer_to_depth,
 )
-from pixelrig.render.select import EglProbe, make_backend, probe_egl, requested_renderer, resolve_renderer
 
 __all__ = [
     "BACKGROUND_LABEL",

@@ -9,10 +9,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pixelrig.cameras.rig import CameraLike, CameraRig
-from pixelrig.envs.base import BulletEnv, bullet_client_of, names_of
-from pixelrig.render.backends import RenderBackend, TinyBackend
-from pixelrig.render.select import resolve_renderer
+from pixelrig.cameras.rig import CameraLike
+from pixelrig.envs.base import bullet_client_of
+from pixelrig.render.backends import RenderBackend
+from pixelrig.wrappers.binding import BoundRig
 
 
 class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.utils.RecordConstructorArgs):
@@ -50,7 +50,8 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
             if not hasattr(base, "default_cameras"):
                 raise ValueError(f"{type(base).__name__} has no default_cameras(): pass cams=[Camera(...), ...]")
             cams = base.default_cameras()
-        self.rig = CameraRig(cams)
+        self.bound = BoundRig(env, cams, renderer)
+        self.rig = self.bound.rig
         gym.utils.RecordConstructorArgs.__init__(
             self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer
         )
@@ -59,25 +60,6 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
             obs_spaces["state"] = env.observation_space
         self.observation_space = spaces.Dict(obs_spaces)
         self.pixels_only = pixels_only
-        self._own_backend: RenderBackend | None = None
-        self._renderer = renderer
-        self._backend = self._choose_backend(renderer)
-        self._bound_version: object = None
-        self._bind(resetting=True)
-
-    def _choose_backend(self, renderer: str | None) -> RenderBackend:
-        base = self.env.unwrapped
-        if isinstance(base, BulletEnv):
-            return base.use_renderer(renderer)
-        kind = resolve_renderer(renderer) if renderer is not None else "tiny"
-        if kind != "tiny":
-            raise ValueError(
-                f"PixelObs(renderer={renderer!r}) resolved to {kind!r}, but {type(base).__name__} does not own a "
-                "render backend and EGL must be loaded before its first body: use renderer='tiny', or build the "
-                "env on pixelrig.envs.BulletEnv and pass renderer= to it"
-            )
-        self._own_backend = TinyBackend(bullet_client_of(self.env))
-        return self._own_backend
 
     @property
     def label_names(self) -> dict[int, str]:
@@ -87,37 +69,24 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     @property
     def render_backend(self) -> RenderBackend:
         """The backend the rig renders with."""
-        return self._backend
-
-    def _bind(self, *, resetting: bool = False) -> None:
-        """Bind the rig to the current scene when it was rebuilt (pixelrig envs bump ``scene_version``); envs
-        without a scene version are re-bound on every reset."""
-        base = self.env.unwrapped
-        version = getattr(base, "scene_version", None)
-        if isinstance(base, BulletEnv):
-            self._backend = base.render_backend
-        if version != self._bound_version or (version is None and resetting):
-            self.rig.bind(self._backend, names_of(self.env), getattr(base, "camera_jitter", None))
-            self._bound_version = version
+        return self.bound.backend
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._bind(resetting=True)
+        self.bound.bind(resetting=True)
         return self.observation(obs), info
 
     def observation(self, observation: Any) -> dict[str, np.ndarray]:
-        self._bind()
-        frames = self.rig.render()
+        frames = self.bound.render()
         if not self.pixels_only:
             frames["state"] = observation
         return {key: frames[key] for key in self.observation_space.spaces}
 
     def render_rig(self) -> dict[str, np.ndarray]:
         """Render the rig now, outside ``step()`` (for windows, recorders and debugging)."""
-        self._bind()
-        return self.rig.render()
+        return self.bound.render()
 
     def snapshot_state(self) -> dict[str, Any]:
         """PixelObs holds no simulation state (its rig re-binds when the scene is rebuilt)."""
@@ -127,6 +96,5 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         """Nothing to restore (see :meth:`snapshot_state`)."""
 
     def close(self) -> None:
-        if self._own_backend is not None:
-            self._own_backend.close()
+        self.bound.close()
         super().close()

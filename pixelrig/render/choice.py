@@ -98,7 +98,7 @@ def _run_probe(key: str, timeout: float) -> EglProbe:
         return EglProbe(False, False, detail="this pybullet build has no eglRenderer plugin module", key=key)
     try:
         proc = subprocess.run(
-            [sys.executable, str(_PROBE_SCRIPT)],
+            [sys.executable, "-P", str(_PROBE_SCRIPT)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -1,0 +1,75 @@
+"""Child-process body of a pixelrig display window (OpenCV highgui). Run as a script, never imported.
+
+Protocol: argv = title, scale, fps. It prints ``ready`` (or ``error <why>``) on stdout once, then reads commands
+on stdin: ``buffer <shared memory name> <height> <width>`` attaches a frame buffer; ``quit`` (or end of input,
+as when the parent dies) closes the window. A frame buffer starts with a uint64 sequence number guarding the
+frame that follows (a seqlock: odd while the parent writes), so the parent never waits for this process.
+
+Exit codes tell the parent why the window went away: 0 asked to quit (or the parent went away), 10 the user
+pressed q or Esc, 11 the user closed the window.
+"""
+
+import sys
+import threading
+from multiprocessing import resource_tracker, shared_memory
+
+QUIT, KEY, CLOSED = 0, 10, 11
+
+
+def main() -> int:
+    title, scale, fps = sys.argv[1], max(1, int(sys.argv[2])), float(sys.argv[3])
+    try:
+        import cv2
+        import numpy as np
+
+        cv2.namedWindow(title, cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL)
+        cv2.imshow(title, np.zeros((8 * scale, 8 * scale, 3), np.uint8))
+        cv2.waitKey(1)
+    except Exception as exc:  # report any failure to open a window to the parent, which raises a clear error
+        print(f"error {type(exc).__name__}: {exc}", flush=True)
+        return 2
+    print("ready", flush=True)
+
+    state = {"buffer": None, "shape": None, "quit": False}
+    lock = threading.Lock()
+
+    def read_commands() -> None:
+        for line in sys.stdin:
+            words = line.split()
+            if words[:1] == ["buffer"] and len(words) == 4:
+                shm = shared_memory.SharedMemory(name=words[1])
+                resource_tracker.unregister(shm._name, "shared_memory")  # the parent owns and frees it
+                with lock:
+                    state["buffer"], state["shape"] = shm, (int(words[2]), int(words[3]), 3)
+            elif words[:1] == ["quit"]:
+                break
+        state["quit"] = True
+
+    threading.Thread(target=read_commands, daemon=True).start()
+    shown = -1
+    delay = max(1, int(1000.0 / fps))
+    while not state["quit"]:
+        with lock:
+            shm, shape = state["buffer"], state["shape"]
+        if shm is not None:
+            seq = np.ndarray((1,), np.uint64, shm.buf, 0)
+            first = int(seq[0])
+            if first % 2 == 0 and first != shown:
+                frame = np.ndarray(shape, np.uint8, shm.buf, 8).copy()
+                if int(seq[0]) == first:  # not rewritten while copying
+                    shown = first
+                    if scale > 1:
+                        frame = cv2.resize(frame, (shape[1] * scale, shape[0] * scale),
+                                           interpolation=cv2.INTER_NEAREST)
+                    cv2.imshow(title, cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+        key = cv2.waitKey(delay) & 0xFF
+        if key in (ord("q"), 27):
+            return KEY
+        if cv2.getWindowProperty(title, cv2.WND_PROP_VISIBLE) < 1:
+            return CLOSED
+    cv2.destroyAllWindows()
+    return QUIT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

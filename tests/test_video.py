@@ -1,0 +1,137 @@
+"""Video export: streamed mp4/gif files that read back with the right frame count, size and fps; one file per
+episode with predictable names; complete after close() and after interpreter exit; Gymnasium's RecordVideo."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from pixelrig import Camera, PixelObs, VideoRecorder
+from pixelrig.render.video import VideoStream
+from pixelrig.wrappers.video_recorder import capped_cubic_video_schedule
+
+
+def frames_of(path: Path) -> list[np.ndarray]:
+    return list(iio.imiter(path, plugin="FFMPEG" if path.suffix == ".mp4" else "pillow"))
+
+
+def run_episodes(env: gym.Env, episodes: int, max_steps: int = 10_000) -> list[int]:
+    """Run whole episodes (zero actions); returns each episode's step count."""
+    lengths = []
+    for e in range(episodes):
+        env.reset(seed=e)
+        steps, done = 0, False
+        while not done and steps < max_steps:
+            _, _, terminated, truncated, _ = env.step(np.zeros(env.action_space.shape, np.float32))
+            steps, done = steps + 1, terminated or truncated
+        lengths.append(steps)
+    return lengths
+
+
+def test_one_mp4_per_episode_reads_back(tmp_path: Path) -> None:
+    env = VideoRecorder(gym.make("pixelrig/CartPole-v0", max_episode_steps=30), tmp_path / "videos",
+                        episode_trigger=lambda n: n in (0, 2), fps=25)
+    lengths = run_episodes(env, 3)
+    env.close()
+    names = sorted(p.name for p in (tmp_path / "videos").iterdir())
+    assert names == ["rl-video-episode-0.mp4", "rl-video-episode-2.mp4"]
+    for episode in (0, 2):
+        path = tmp_path / "videos" / f"rl-video-episode-{episode}.mp4"
+        frames = frames_of(path)
+        assert len(frames) == lengths[episode] + 1  # the reset frame and one per step
+        assert frames[0].shape == (240, 320, 3)  # the env's render camera
+        assert iio.immeta(path, plugin="FFMPEG")["fps"] == 25
+        assert np.mean(frames[-1]) > 30
+
+
+def test_gif_of_the_tiled_rig(tmp_path: Path) -> None:
+    env = VideoRecorder(PixelObs(gym.make("pixelrig/CartPole-v0")), tmp_path, video_format="gif", fps=10,
+                        name_prefix="rig")
+    env.reset(seed=0)
+    for _ in range(4):
+        env.step(np.zeros(1, np.float32))
+    env.close()
+    frames = iio.imread(tmp_path / "rig-episode-0.gif", index=None)
+    assert frames.shape == (5, 84, 3 * 84, 3)  # one camera: rgb | depth | label
+    assert iio.immeta(tmp_path / "rig-episode-0.gif")["duration"] == 100
+
+
+def test_single_camera_by_name(tmp_path: Path) -> None:
+    env = VideoRecorder(PixelObs(gym.make("pixelrig/PandaPush-v0")), tmp_path, camera="wrist")
+    env.reset(seed=0)
+    env.step(np.zeros(3, np.float32))
+    env.close()
+    frames = frames_of(tmp_path / "rl-video-episode-0.mp4")
+    assert len(frames) == 2 and frames[0].shape == (84, 84, 3)
+
+
+def test_file_is_complete_after_interpreter_exit(tmp_path: Path) -> None:
+    """No close(): the recorder's finaliser still finishes the file when the interpreter exits."""
+    code = (
+        "import gymnasium as gym, numpy as np, pixelrig, sys\n"
+        f"env = pixelrig.VideoRecorder(gym.make('pixelrig/CartPole-v0'), {str(tmp_path)!r})\n"
+        "env.reset(seed=0)\n"
+        "for _ in range(7): env.step(np.zeros(1, np.float32))\n"
+        "sys.exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    assert len(frames_of(tmp_path / "rl-video-episode-0.mp4")) == 8
+
+
+def test_memory_holds_one_frame(tmp_path: Path) -> None:
+    """Frames are streamed to ffmpeg as they come: the stream keeps no list of frames."""
+    with VideoStream(tmp_path / "long.mp4", fps=30) as stream:
+        frame = np.zeros((64, 64, 3), np.uint8)
+        for i in range(300):
+            frame[:] = i % 255
+            stream.write(frame)
+        assert not any(isinstance(v, list) for v in vars(stream).values())
+    assert len(frames_of(tmp_path / "long.mp4")) == 300
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"video_format": "avi"}, "video_format must be one of ('mp4', 'gif'): got 'avi'"),
+    ({"camera": "nope"}, "VideoRecorder: unknown camera 'nope'; cameras here: ['front']"),
+    ({"camera": {"name": "c", "eye": (0, 0, 1)}}, "Camera 'c': needs eye and target"),
+])
+def test_bad_recorder_arguments(tmp_path: Path, kwargs, message) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        VideoRecorder(gym.make("pixelrig/CartPole-v0"), tmp_path, **kwargs)
+
+
+def test_stream_rejects_changing_frame_size(tmp_path: Path) -> None:
+    with VideoStream(tmp_path / "x.mp4", fps=10) as stream:
+        stream.write(np.zeros((10, 10, 3), np.uint8))
+        with pytest.raises(ValueError, match=re.escape("frame shape (20, 10, 3) differs from the first frame's")):
+            stream.write(np.zeros((20, 10, 3), np.uint8))
+
+
+def test_schedule_matches_gymnasium() -> None:
+    assert [n for n in range(1001) if capped_cubic_video_schedule(n)] == [0, 1, 8, 27, 64, 125, 216, 343, 512,
+                                                                          729, 1000]
+
+
+def test_gymnasium_record_video_works_on_pixelrig_envs(tmp_path: Path) -> None:
+    env = gym.wrappers.RecordVideo(gym.make("pixelrig/CartPole-v0", render_mode="rgb_array",
+                                            max_episode_steps=20), str(tmp_path / "rv"), disable_logger=True)
+    lengths = run_episodes(env, 1)
+    env.close()
+    (video,) = (tmp_path / "rv").glob("*.mp4")
+    frames = frames_of(video)
+    assert len(frames) == lengths[0] + 1 and frames[0].shape == (240, 320, 3)
+
+
+def test_recorder_with_own_camera(tmp_path: Path) -> None:
+    cam = Camera("top", width=40, height=30, eye=(0, 0, 4), target=(0, 0, 0), up=(0, 1, 0),
+                 modalities=("rgb", "depth", "label"))
+    env = VideoRecorder(gym.make("pixelrig/CartPole-v0"), tmp_path, camera=cam)
+    env.reset(seed=0)
+    env.close()
+    assert frames_of(tmp_path / "rl-video-episode-0.mp4")[0].shape == (30, 120, 3)  # tiled: rgb | depth | label
