@@ -20,25 +20,34 @@ from pixelrig.render.window import DisplayUnavailable, DisplayWindow
 from .conftest import assert_trees_equal, physics_state
 
 
-def window_geometry(title: str) -> tuple[int, int, int, int]:
-    """(x, y, width, height) of the window with this title, from xwininfo."""
-    out = subprocess.run(["xwininfo", "-name", title], capture_output=True, text=True, check=True).stdout
-    value = {k: int(re.search(rf"{k}:\s+(-?\d+)", out).group(1))
+def window_geometry(title: str) -> tuple[int, int, int, int] | None:
+    """(x, y, width, height) of the window with this title, from xwininfo; None while there is none."""
+    out = subprocess.run(["xwininfo", "-name", title], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    value = {k: int(re.search(rf"{k}:\s+(-?\d+)", out.stdout).group(1))
              for k in ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height")}
     return (value["Absolute upper-left X"], value["Absolute upper-left Y"], value["Width"], value["Height"])
 
 
-def screenshot_of(display: str, title: str, timeout: float = 10.0, expect: np.ndarray | None = None) -> np.ndarray:
-    """The pixels of a window, taken from the X server's screen once it shows ``expect`` (or is not black)."""
+def screenshot_of(display: str, title: str, timeout: float = 15.0, expect: np.ndarray | None = None,
+                  shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """The pixels of a window, taken from the X server's screen once it shows ``expect`` (or, without it, once
+    it has ``shape`` and is not black). The window opens at its first frame, so this waits for it."""
     deadline = time.monotonic() + timeout
-    while True:
-        x, y, w, h = window_geometry(title)
-        shot = np.asarray(ImageGrab.grab(xdisplay=display))[y:y + h, x:x + w, :3]
-        done = shot.mean() > 5 if expect is None else shot.shape == expect.shape and np.abs(
-            shot.astype(int) - expect).mean() < 1.0
-        if done or time.monotonic() > deadline:
-            return shot
+    shot = np.zeros((0, 0, 3), np.uint8)
+    while time.monotonic() < deadline:
+        geometry = window_geometry(title)
+        if geometry is not None:
+            x, y, w, h = geometry
+            shot = np.asarray(ImageGrab.grab(xdisplay=display))[y:y + h, x:x + w, :3]
+            if expect is not None:
+                if shot.shape == expect.shape and np.abs(shot.astype(int) - expect).mean() < 1.0:
+                    break
+            elif (shape is None or shot.shape == shape) and shot.mean() > 5:
+                break
         time.sleep(0.1)
+    return shot
 
 
 def test_window_shows_the_frame_sent_at_its_scale(xvfb: str) -> None:
@@ -72,7 +81,7 @@ def test_closing_the_window_is_reported_not_raised(xvfb: str) -> None:
     try:
         env.reset(seed=0)
         env.step(np.zeros(1, np.float32))
-        screenshot_of(xvfb, "pixelrig test: close")
+        assert screenshot_of(xvfb, "pixelrig test: close").mean() > 5
         wid = subprocess.run(["xdotool", "search", "--name", "pixelrig test: close"], check=True,
                              capture_output=True, text=True).stdout.split()[0]
         subprocess.run(["xdotool", "windowfocus", "--sync", wid, "key", "--window", wid, "q"], check=True,
@@ -126,7 +135,7 @@ def test_render_mode_human_uses_a_window(xvfb: str) -> None:
         for _ in range(3):
             env.step(np.zeros(1, np.float32))
         assert env.render() is None
-        shot = screenshot_of(xvfb, "pixelrig: CartPoleEnv")
+        shot = screenshot_of(xvfb, "pixelrig: CartPoleEnv", shape=(480, 640, 3))
         assert shot.shape == (480, 640, 3) and shot.std() > 10  # the 320x240 render camera, scaled 2x
     finally:
         env.close()

@@ -11,19 +11,46 @@ pressed q or Esc, 11 the user closed the window.
 
 import sys
 import threading
+import time
 from multiprocessing import resource_tracker, shared_memory
 
 QUIT, KEY, CLOSED = 0, 10, 11
+FLAGS = None  # set once cv2 is imported
+
+
+def open_window(cv2, title, image):
+    cv2.namedWindow(title, FLAGS)
+    cv2.imshow(title, image)
+    cv2.waitKey(1)
+
+
+def painted(cv2, title, image):
+    """Whether the screen shows the window's image: Qt under X sometimes maps a window it never paints (seen
+    under Xvfb: 1 window in 10 stayed black whatever was shown later). None when the screen cannot be read."""
+    try:
+        import numpy as np
+        from PIL import ImageGrab
+
+        x, y, w, h = cv2.getWindowImageRect(title)
+        shot = np.asarray(ImageGrab.grab(bbox=(x, y, x + w, y + h)))
+    except Exception:
+        return None
+    return not (shot.size and shot.max() == 0 and image.max() > 0)
 
 
 def main() -> int:
+    global FLAGS
     title, scale, fps = sys.argv[1], max(1, int(sys.argv[2])), float(sys.argv[3])
     try:
         import cv2
         import numpy as np
 
-        cv2.namedWindow(title, cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL)
-        cv2.imshow(title, np.zeros((8 * scale, 8 * scale, 3), np.uint8))
+        FLAGS = cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL
+        # prove a window can open now (the parent raises a clear error otherwise), then close it: the real window
+        # opens at the first frame's size
+        probe = f"{title} (opening)"
+        open_window(cv2, probe, np.zeros((8, 8, 3), np.uint8))
+        cv2.destroyWindow(probe)
         cv2.waitKey(1)
     except Exception as exc:  # report any failure to open a window to the parent, which raises a clear error
         print(f"error {type(exc).__name__}: {exc}", flush=True)
@@ -46,7 +73,7 @@ def main() -> int:
         state["quit"] = True
 
     threading.Thread(target=read_commands, daemon=True).start()
-    shown = -1
+    shown, image, opened_at, checks = -1, None, None, 0
     delay = max(1, int(1000.0 / fps))
     while not state["quit"]:
         with lock:
@@ -61,12 +88,27 @@ def main() -> int:
                     if scale > 1:
                         frame = cv2.resize(frame, (shape[1] * scale, shape[0] * scale),
                                            interpolation=cv2.INTER_NEAREST)
-                    cv2.imshow(title, cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+                    image = cv2.cvtColor(frame, cv2.COLOR_RGB2BGR)
+                    if opened_at is None:
+                        open_window(cv2, title, image)
+                        opened_at = time.monotonic()
+                    else:
+                        cv2.imshow(title, image)
         key = cv2.waitKey(delay) & 0xFF
         if key in (ord("q"), 27):
             return KEY
-        if cv2.getWindowProperty(title, cv2.WND_PROP_VISIBLE) < 1:
-            return CLOSED
+        if opened_at is not None:
+            if cv2.getWindowProperty(title, cv2.WND_PROP_VISIBLE) < 1:
+                return CLOSED
+            if checks < 5 and time.monotonic() - opened_at > 0.5:
+                checks += 1
+                if painted(cv2, title, image) is False:  # reopen a window that X shows unpainted
+                    cv2.destroyWindow(title)
+                    cv2.waitKey(1)
+                    open_window(cv2, title, image)
+                    opened_at = time.monotonic()
+                else:
+                    checks = 5
     cv2.destroyAllWindows()
     return QUIT
 
