@@ -32,9 +32,9 @@ def _primitives(renderer: str) -> gym.Env:
     return PrimitivesScene(renderer=renderer)
 
 
-def _registered(env_id: str) -> Callable[[str], gym.Env]:
+def _registered(env_id: str, **kwargs: Any) -> Callable[[str], gym.Env]:
     def make(renderer: str) -> gym.Env:
-        return gym.make(env_id, renderer=renderer)
+        return gym.make(env_id, renderer=renderer, **kwargs)
 
     return make
 
@@ -42,7 +42,8 @@ def _registered(env_id: str) -> Callable[[str], gym.Env]:
 SCENES: dict[str, Callable[[str], gym.Env]] = {
     "primitives": _primitives,
     "cartpole": _registered("pixelrig/CartPole-v0"),
-    "pandapush": _registered("pixelrig/PandaPush-v0"),
+    "pandapush": _registered("pixelrig/PandaPush-v0"),  # at the default visual_detail ("simplified")
+    "pandapush_full": _registered("pixelrig/PandaPush-v0", visual_detail="full"),
 }
 """Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)``."""
 

@@ -14,7 +14,8 @@ def python_blocks() -> list[str]:
     return [textwrap.dedent(body) for _, body in blocks]
 
 
-def test_every_python_block_runs() -> None:
+def test_every_python_block_runs(xvfb: str) -> None:
+    """Every ```python block, in order, in one namespace (on a real X server: one block opens a window)."""
     blocks = python_blocks()
     assert len(blocks) >= 2, "README lost its code"
     namespace: dict = {}  # one session, as if pasted one after the other

@@ -27,6 +27,7 @@ import pybullet as p
 import pybullet_data
 from gymnasium import spaces
 
+from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
 from pixelrig.envs.randomization import Randomization, apply_values, camera_jitter, draw_and_apply
 from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
 from pixelrig.render.choice import resolve_renderer
@@ -78,6 +79,10 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         gravity: gravity vector in m/s².
         randomize: domain randomisation drawn from ``np_random`` at every reset (see :class:`Randomization`);
             the drawn values are kept in ``randomization_values``.
+        visual_detail: what cameras see of URDF/SDF models loaded through :meth:`model_file`: "full",
+            "simplified" (visual meshes decimated to ``visual_budget`` triangles each) or "collision" (collision
+            geometry drawn). Physics is the same for all three (see :mod:`pixelrig.envs.lod`).
+        visual_budget: triangles per visual mesh for "simplified".
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
@@ -127,7 +132,10 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         frame_skip: int = 1,
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
         randomize: Randomization | None = None,
+        visual_detail: str = "full",
+        visual_budget: int = DEFAULT_BUDGET,
     ) -> None:
+        check_detail(visual_detail, visual_budget)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None: got {render_mode!r}"
@@ -140,6 +148,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity={gravity!r} must be 3 finite numbers (m/s²)")
         self.render_mode = render_mode
+        self.visual_detail, self.visual_budget = visual_detail, visual_budget
         self.time_step = float(time_step)
         self.frame_skip = frame_skip
         self.gravity = tuple(float(x) for x in g)
@@ -248,6 +257,13 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         for i in range(p.getNumBodies(physicsClientId=c)):
             body = p.getBodyUniqueId(i, physicsClientId=c)
             p.changeDynamics(body, -1, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
+
+    def model_file(self, name: str | os.PathLike[str]) -> str:
+        """The file to load for a model (pybullet_data-relative or absolute) at this env's ``visual_detail``."""
+        path = Path(name)
+        if not path.is_absolute():
+            path = Path(pybullet_data.getDataPath()) / path
+        return str(prepare_model(path, self.visual_detail, self.visual_budget))
 
     def load_body(self, name: str, body: int) -> int:
         """Record ``body`` under ``name`` (for labels and mounts); returns the body id. Use in build_world."""

@@ -10,6 +10,12 @@ import pybullet as p
 from gymnasium import spaces
 
 from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.lod import DEFAULT_BUDGET
+
+DEFAULT_DETAIL = "simplified"
+"""visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
+faster than "full" with 98% of label pixels equal, depth equal and RGB within a few levels (README, level of
+detail); "collision" is faster still but loses the Panda's dark joints (RGB off by ~17 levels)."""
 
 TABLE_TOP = 0.625
 """Height of pybullet_data's table/table.urdf top surface (m)."""
@@ -28,6 +34,8 @@ class PandaEnv(BulletEnv):
     - World: ground plane, pybullet_data's table (top at z = 0.625 m), the Franka Panda (franka_panda/panda.urdf,
       fixed base at the table's near edge), plus what the task adds.
     - Time: time step 1/240 s, 10 physics steps per ``step()`` (dt ≈ 0.042 s).
+    - Cameras see the Panda at ``visual_detail="simplified"`` by default (its visual meshes decimated to
+      ``visual_budget`` = 100 triangles each); physics is the same at every detail.
     - Action: ``Box(-1, 1, (3,))``, a displacement of the gripper centre in metres × ``max_step`` (0.05 m).
       The target is clipped to the workspace, turned into joint targets by pybullet's inverse kinematics
       (gripper pointing down) and tracked by its position controller; the fingers stay closed.
@@ -39,20 +47,22 @@ class PandaEnv(BulletEnv):
     workspace_low = np.array([0.25, -0.35, TABLE_TOP + 0.02])
     workspace_high = np.array([0.85, 0.35, TABLE_TOP + 0.45])
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer, time_step=1.0 / 240.0, frame_skip=10)
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
+                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer, time_step=1.0 / 240.0, frame_skip=10,
+                         visual_detail=visual_detail, visual_budget=visual_budget)
         self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
 
     def build_world(self) -> None:
         c = self.client
         self.load_body("ground", p.loadURDF("plane.urdf", physicsClientId=c))
-        self.table = self.load_body(
-            "table", p.loadURDF("table/table.urdf", [0.5, 0.0, 0.0], useFixedBase=True, physicsClientId=c)
-        )
-        self.panda = self.load_body(
-            "panda",
-            p.loadURDF("franka_panda/panda.urdf", [0.0, 0.0, TABLE_TOP], useFixedBase=True, physicsClientId=c),
-        )
+        self.table = self.load_body("table", p.loadURDF(
+            self.model_file("table/table.urdf"), [0.5, 0.0, 0.0], useFixedBase=True, physicsClientId=c
+        ))
+        self.panda = self.load_body("panda", p.loadURDF(
+            self.model_file("franka_panda/panda.urdf"), [0.0, 0.0, TABLE_TOP], useFixedBase=True,
+            physicsClientId=c,
+        ))
         self._joint_lower, self._joint_upper = [], []
         for j in range(p.getNumJoints(self.panda, physicsClientId=c)):
             info = p.getJointInfo(self.panda, j, physicsClientId=c)
@@ -131,8 +141,10 @@ class PandaPushEnv(PandaEnv):
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer)
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
+                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer, visual_detail=visual_detail,
+                         visual_budget=visual_budget)
         self.observation_space = spaces.Box(-np.inf, np.inf, (22,), np.float32)
         self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
 
@@ -231,8 +243,10 @@ class PandaReachEnv(PandaEnv):
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer)
+    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
+                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
+        super().__init__(render_mode=render_mode, renderer=renderer, visual_detail=visual_detail,
+                         visual_budget=visual_budget)
         self.observation_space = spaces.Box(-np.inf, np.inf, (10,), np.float32)
         self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
 

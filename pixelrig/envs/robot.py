@@ -15,6 +15,7 @@ import pybullet as p
 from gymnasium import spaces
 
 from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.models import load_model, mjcf_motors, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
 
@@ -86,8 +87,11 @@ class RobotEnv(BulletEnv):
         time_step: physics time step (s). frame_skip: physics steps per ``step()``. gravity: m/s².
         randomize: domain randomisation (:class:`pixelrig.envs.Randomization`); its ``joint_noise`` adds to
             ``reset_noise_scale``.
-        render_mode: None or "rgb_array" (a world-fixed camera that frames the robot).
+        render_mode: None, "rgb_array" or "human" (a world-fixed camera that frames the robot).
         renderer: "auto" | "tiny" | "egl" | None.
+        visual_detail: "full", "simplified" or "collision": what cameras see of a URDF/SDF robot (physics is the
+            file's in every case; MJCF files and builders are drawn as they are). See :mod:`pixelrig.envs.lod`.
+        visual_budget: triangles per visual mesh for "simplified".
 
     Observation: ``concat(q, qd)`` of the actuated joints (positions first), float32; bounds are the joint
     limits widened by 5% of their range (pybullet's limits are soft), infinite where there is no limit.
@@ -124,6 +128,8 @@ class RobotEnv(BulletEnv):
         randomize: Randomization | None = None,
         render_mode: str | None = None,
         renderer: str | None = None,
+        visual_detail: str = "full",
+        visual_budget: int = DEFAULT_BUDGET,
     ) -> None:
         if control not in CONTROL_MODES:
             raise ValueError(f"control must be one of {CONTROL_MODES}: got {control!r}")
@@ -157,7 +163,8 @@ class RobotEnv(BulletEnv):
         self._passive: list[int] = []
         self._overrides = (effort_limits, velocity_limits, position_limits)
         super().__init__(render_mode=render_mode, renderer=renderer, time_step=time_step, frame_skip=frame_skip,
-                         gravity=gravity, randomize=randomize)
+                         gravity=gravity, randomize=randomize, visual_detail=visual_detail,
+                         visual_budget=visual_budget)
         try:
             self._init_spaces(position_gain, velocity_gain, initial_qpos)
         except BaseException:
@@ -185,8 +192,8 @@ class RobotEnv(BulletEnv):
                 p.changeDynamics(robot, -1, mass=0.0, physicsClientId=c)
             loaded = [b for b in bodies if b not in self.body_names]
         else:
-            loaded = load_model(self.model_path, c, fixed_base=self.fixed_base, self_collision=self.self_collision,
-                                base_position=self.base_position)
+            loaded = load_model(Path(self.model_file(self.model_path)), c, fixed_base=self.fixed_base,
+                                self_collision=self.self_collision, base_position=self.base_position)
             robot = self._pick_robot(loaded)
         for body in loaded:
             info = p.getBodyInfo(body, physicsClientId=c)

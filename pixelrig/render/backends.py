@@ -12,6 +12,7 @@ backend refuses to render and its client should be disconnected.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -161,6 +162,13 @@ def _capture_file(fd: int) -> Any:
         tmp = tempfile.TemporaryFile()
         _captures[fd] = (os.getpid(), tmp)
     return tmp
+
+
+@atexit.register
+def _close_capture_files() -> None:
+    for pid, tmp in _captures.values():
+        if pid == os.getpid():
+            tmp.close()
 
 
 @contextlib.contextmanager

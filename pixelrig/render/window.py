@@ -124,6 +124,8 @@ class DisplayWindow:
         return f"{line or 'the window process exited'} (exit code {code}; {self._stderr_tail()})"
 
     def _stderr_tail(self) -> str:
+        if self._log.closed:
+            return "its stderr: closed"
         self._log.seek(0)
         lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln.strip()]
         return "its stderr: " + (" | ".join(lines[-3:]) if lines else "empty")
@@ -185,6 +187,7 @@ class DisplayWindow:
         """Close the window (idempotent)."""
         self._seq = self._frame = None
         self._finalizer()
+        self._log.close()
 
     def __enter__(self) -> DisplayWindow:
         return self
