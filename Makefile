@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo bench golden lint clean
+.PHONY: test test-long test-slow demo bench golden lint clean
 
 $(STAMP): pyproject.toml scripts/setup-system.sh
 	bash scripts/setup-system.sh
@@ -17,11 +17,17 @@ $(STAMP): pyproject.toml scripts/setup-system.sh
 test: $(STAMP)
 	$(PY) -m pytest
 
+test-long: $(STAMP)
+	$(PY) -m pytest -m "slow and not learning"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow
+
 demo: $(STAMP)
 	$(PY) -m pixelrig demo --out out
 
 bench: $(STAMP)
-	$(PY) benchmarks/rig_throughput.py --json out/bench.json
+	$(PY) -m pixelrig bench
 
 golden: $(STAMP)
 	$(PY) -m pixelrig golden --update

@@ -7,6 +7,7 @@ from pixelrig.cameras import Camera, CameraRig
 from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
 from pixelrig.render import RendererUnavailable, resolve_renderer
 from pixelrig.snapshot import Snapshot, restore, snapshot
+from pixelrig.vector import make_vec
 from pixelrig.wrappers import HumanWindow, PixelObs, VideoRecorder
 
 __version__ = "0.1.0"
@@ -25,6 +26,7 @@ __all__ = [
     "Snapshot",
     "VideoRecorder",
     "__version__",
+    "make_vec",
     "resolve_renderer",
     "restore",
     "snapshot",

@@ -23,6 +23,7 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -55,8 +56,9 @@ def _timed(fn: Callable[[], Any], frames: int) -> float:
 
 def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
             modalities: tuple[str, ...] = ("rgb", "depth", "label"), frames: int = 20,
-            repeats: int = 5) -> dict[str, Any]:
-    """Time raw / naive / rig / raw+step / PixelObs for one configuration; returns medians, spreads, ratios."""
+            repeats: int = 5, steps: bool = True) -> dict[str, Any]:
+    """Time raw / naive / rig (and, with ``steps``, raw+step / PixelObs) for one configuration; returns medians,
+    spreads (min..max) and ratios."""
     env = gym.make(SCENES[scene], renderer=renderer)
     wrapped = PixelObs(env, cams=rig_cameras(env, size, n_cams, modalities), pixels_only=True)
     try:
@@ -96,8 +98,9 @@ def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
         def pixelobs_step() -> None:
             wrapped.step(action)
 
-        variants = {"raw": raw, "naive": naive, "rig": wrapped.rig.render, "raw+step": raw_step,
-                    "PixelObs": pixelobs_step}
+        variants = {"raw": raw, "naive": naive, "rig": wrapped.rig.render}
+        if steps:
+            variants.update({"raw+step": raw_step, "PixelObs": pixelobs_step})
         for fn in variants.values():  # warm-up
             fn()
         samples: dict[str, list[float]] = {k: [] for k in variants}
@@ -107,15 +110,17 @@ def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
     finally:
         wrapped.close()
     med = {k: statistics.median(v) for k, v in samples.items()}
-    return {
+    out = {
         "scene": scene, "renderer": renderer, "size": size, "cameras": n_cams, "modalities": list(modalities),
         "frames_per_sample": frames, "repeats": repeats,
         "median_fps": med,
         "spread_fps": {k: [min(v), max(v)] for k, v in samples.items()},
         "ratio_rig_vs_raw": med["rig"] / med["raw"],
         "ratio_naive_vs_raw": med["naive"] / med["raw"],
-        "ratio_pixelobs_vs_raw_step": med["PixelObs"] / med["raw+step"],
     }
+    if steps:
+        out["ratio_pixelobs_vs_raw_step"] = med["PixelObs"] / med["raw+step"]
+    return out
 
 
 def format_table(results: list[dict[str, Any]]) -> str:
@@ -147,23 +152,179 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, pybullet {p.getAPIVersion()}"
 
 
+def rig_matrix(renderers: list[str], sizes: list[int], cams: list[int], frames: int,
+               repeats: int) -> list[dict[str, Any]]:
+    """raw / naive / rig frames/s for every backend x camera count x size x modality set (PandaPush)."""
+    out = []
+    for renderer in renderers:
+        for n in cams:
+            for size in sizes:
+                for mods in (("rgb",), ("rgb", "depth", "label")):
+                    out.append(measure("pandapush", renderer, size, n, mods, frames, repeats, steps=False))
+    return out
+
+
+def add_render_comparison(env_ids: list[str], steps: int, repeats: int) -> list[dict[str, Any]]:
+    """Env steps/s: PixelObs with the env's render camera vs Gymnasium's AddRenderObservation on the same env."""
+    from gymnasium.wrappers import AddRenderObservation
+
+    results = []
+    for env_id in env_ids:
+        samples: dict[str, list[float]] = {"PixelObs": [], "AddRenderObservation": []}
+
+        def make(kind: str, env_id: str = env_id) -> gym.Env:
+            env = gym.make(env_id, render_mode="rgb_array", renderer="tiny")
+            if kind == "AddRenderObservation":
+                return AddRenderObservation(env, render_only=True)
+            cam = dict(env.unwrapped.render_camera(), name="render", modalities=("rgb",))
+            return PixelObs(env, cams=[cam], pixels_only=True)
+
+        for _ in range(repeats):
+            for kind in samples:
+                env = make(kind)
+                env.reset(seed=0)
+                action = np.zeros(env.action_space.shape, env.action_space.dtype)
+                env.step(action)
+                start = time.perf_counter()
+                for _ in range(steps):
+                    if any(env.step(action)[2:4]):
+                        env.reset()
+                samples[kind].append(steps / (time.perf_counter() - start))
+                env.close()
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        results.append({"env": env_id, "median_steps_per_s": med,
+                        "spread": {k: [min(v), max(v)] for k, v in samples.items()},
+                        "ratio": med["PixelObs"] / med["AddRenderObservation"]})
+    return results
+
+
+def soak(frames: int = 20_000, warmup: int = 2_000, every: int = 1_000) -> dict[str, Any]:
+    """Step PixelObs(CartPole-v0) (default rig, resets included) for ``frames`` frames sampling RSS: the peak and
+    the growth after warm-up, in bytes per frame."""
+
+    def rss() -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+    env = PixelObs(gym.make("pixelrig/CartPole-v0", renderer="tiny"))
+    env.reset(seed=0)
+    action = np.zeros(1, np.float32)
+    trace = []
+    for i in range(1, frames + 1):
+        if any(env.step(action)[2:4]):
+            env.reset()
+        if i % every == 0:
+            trace.append((i, rss()))
+    env.close()
+    after = [(i, r) for i, r in trace if i >= warmup]
+    slope = float(np.polyfit([i for i, _ in after], [r for _, r in after], 1)[0]) if len(after) > 1 else 0.0
+    return {"frames": frames, "peak_rss_bytes": max(r for _, r in trace), "rss_trace": trace,
+            "growth_bytes_per_frame_after_warmup": slope,
+            "growth_bytes_after_warmup": after[-1][1] - after[0][1] if after else 0}
+
+
+def _cell(median: float, spread: list[float]) -> str:
+    return f"{median:.1f} [{spread[0]:.1f}..{spread[1]:.1f}]"
+
+
+def format_matrix(results: list[dict[str, Any]]) -> str:
+    lines = ["| backend | cams | size | modalities | raw fps | naive fps | rig fps | rig/raw | naive/raw |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        m, sp = r["median_fps"], r["spread_fps"]
+        lines.append(f"| {r['renderer']} | {r['cameras']} | {r['size']}² | {'+'.join(r['modalities'])} | "
+                     f"{_cell(m['raw'], sp['raw'])} | {_cell(m['naive'], sp['naive'])} | "
+                     f"{_cell(m['rig'], sp['rig'])} | "
+                     f"{r['ratio_rig_vs_raw']:.3f} | {r['ratio_naive_vs_raw']:.3f} |")
+    return "\n".join(lines)
+
+
+def plot_matrix(results: list[dict[str, Any]], path: str) -> None:
+    """frames/s of the rig vs resolution, one line per backend x cameras x modalities."""
+    from pixelrig.plot import line_chart
+
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for r in results:
+        name = f"{r['renderer']} {r['cameras']}cam {'rgb' if r['modalities'] == ['rgb'] else 'rgb+d+l'}"
+        xs, ys = series.setdefault(name, ([], []))
+        xs.append(r["size"])
+        ys.append(r["median_fps"]["rig"])
+    line_chart(series, path, title="CameraRig frames/s vs resolution (PandaPush-v0, default detail)",
+               x_label="image side (pixels)", y_label="rig frames/s", log_y=True)
+
+
+SECTIONS = ("headline", "matrix", "addrender", "snapshot", "vector", "soak")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pixelrig bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenes", default="pandapush,cartpole", help="comma list of " + ",".join(SCENES))
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="comma list of " + ",".join(SECTIONS))
+    parser.add_argument("--scenes", default="pandapush,cartpole", help="headline scenes: " + ",".join(SCENES))
     parser.add_argument("--renderers", default="tiny,egl", help="comma list; egl is skipped where unavailable")
-    parser.add_argument("--size", type=int, default=84)
-    parser.add_argument("--cams", type=int, default=3)
+    parser.add_argument("--size", type=int, default=84, help="headline image size")
+    parser.add_argument("--cams", type=int, default=3, help="headline camera count")
     parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    parser.add_argument("--quick", action="store_true", help="fewer frames, repeats and matrix sizes")
+    parser.add_argument("--json", default="out/bench.json", help="write the results here")
+    parser.add_argument("--plot", default="out/bench_fps.png", help="write the matrix plot here")
     args = parser.parse_args(argv)
+    sections = args.sections.split(",")
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
+    if args.quick:
+        args.frames, args.repeats = 5, 2
     renderers = [r for r in args.renderers.split(",") if r != "egl" or probe_egl().ok]
-    results = [measure(scene, r, args.size, args.cams, frames=args.frames, repeats=args.repeats)
-               for scene in args.scenes.split(",") for r in renderers]
-    print(f"pixelrig bench, {date.today().isoformat()}, {machine()}")
-    print(format_table(results))
+    report: dict[str, Any] = {"date": date.today().isoformat(), "machine": machine()}
+    print(f"pixelrig bench, {report['date']}, {report['machine']}")
+    if "headline" in sections:
+        report["headline"] = [measure(scene, r, args.size, args.cams, frames=args.frames, repeats=args.repeats)
+                              for scene in args.scenes.split(",") for r in renderers]
+        print("\n## rig vs raw pybullet, and PixelObs steps\n" + format_table(report["headline"]))
+    if "matrix" in sections:
+        sizes = [64, 128] if args.quick else [64, 84, 128, 256]
+        report["matrix"] = rig_matrix(renderers, sizes, [1, 3], max(3, args.frames // 2), args.repeats)
+        print("\n## rig matrix (PandaPush-v0)\n" + format_matrix(report["matrix"]))
+        plot_matrix(report["matrix"], args.plot)
+        print(f"(plot: {args.plot})")
+    if "addrender" in sections:
+        report["addrender"] = add_render_comparison(["pixelrig/CartPole-v0", "pixelrig/PandaPush-v0"],
+                                                    steps=max(10, args.frames), repeats=args.repeats)
+        print("\n## env steps/s: PixelObs vs Gymnasium AddRenderObservation (same 320x240 render camera)")
+        print("| env | PixelObs | AddRenderObservation | ratio |\n|---|---|---|---|")
+        for r in report["addrender"]:
+            m, sp = r["median_steps_per_s"], r["spread"]
+            print(f"| {r['env']} | {_cell(m['PixelObs'], sp['PixelObs'])} | "
+                  f"{_cell(m['AddRenderObservation'], sp['AddRenderObservation'])} | {r['ratio']:.3f} |")
+    if "snapshot" in sections:
+        from pixelrig.bench_snapshot import measure as snapshot_measure
+
+        report["snapshot"] = [snapshot_measure(e, repeats=10 if args.quick else 50)
+                              for e in ("pixelrig/HalfCheetah-v0", "pixelrig/PandaPush-v0")]
+        print("\n## snapshot + restore (ms, median) and size\n| env | pybullet save+restore | pixelrig snapshot"
+              " | pixelrig restore | snapshot bytes |\n|---|---|---|---|---|")
+        for r in report["snapshot"]:
+            m = r["median_ms"]
+            print(f"| {r['env']} | {r['pybullet_round_trip_ms']:.2f} | {m['pixelrig snapshot']:.2f} | "
+                  f"{m['pixelrig restore']:.2f} | {r['snapshot_bytes']} |")
+    if "vector" in sections:
+        from pixelrig.bench_vector import measure as vector_measure
+
+        report["vector"] = [vector_measure("pixelrig/PandaPush-v0", 20 if args.quick else 60, args.repeats)]
+        r = report["vector"][0]
+        print(f"\n## vector scaling (PandaPush-v0, async)\n1 worker {r['median'][1]:.1f} steps/s, 2 workers "
+              f"{r['median'][2]:.1f} steps/s: {r['scaling']:.2f}x")
+    if "soak" in sections:
+        report["soak"] = soak(2_000 if args.quick else 20_000, warmup=500 if args.quick else 2_000,
+                              every=100 if args.quick else 1_000)
+        r = report["soak"]
+        print(f"\n## soak: {r['frames']} frames, peak RSS {r['peak_rss_bytes'] / 2**20:.1f} MiB, growth after "
+              f"warm-up {r['growth_bytes_after_warmup'] / 1024:.0f} KiB "
+              f"({r['growth_bytes_per_frame_after_warmup']:.1f} bytes/frame)")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"date": date.today().isoformat(), "machine": machine(), "results": results}, f, indent=2)
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
+        print(f"(results: {args.json})")
     return 0

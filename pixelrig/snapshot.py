@@ -42,7 +42,7 @@ FORMAT_VERSION = 1
 _HEAD = struct.Struct("<8sHI")
 _LEN = struct.Struct("<Q")
 _DIGEST = 32
-_RENDER_ONLY_KWARGS = {"render_mode", "renderer", "visual_detail", "visual_budget"}  # rendering never changes
+_RENDER_ONLY_KWARGS = {"render_mode", "renderer", "visual_detail", "visual_budget", "gpu"}  # rendering never changes
 # the simulation, and level of detail changes visuals only
 
 

@@ -30,8 +30,9 @@ from gymnasium import spaces
 from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
 from pixelrig.envs.randomization import Randomization, apply_values, camera_jitter, draw_and_apply
 from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
-from pixelrig.render.choice import resolve_renderer
+from pixelrig.render.choice import requested_renderer, resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
+from pixelrig.render.egl_devices import select_gpu
 from pixelrig.render.window import DisplayWindow
 
 CameraSpec = dict[str, Any]
@@ -83,6 +84,9 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
             "simplified" (visual meshes decimated to ``visual_budget`` triangles each) or "collision" (collision
             geometry drawn). Physics is the same for all three (see :mod:`pixelrig.envs.lod`).
         visual_budget: triangles per visual mesh for "simplified".
+        gpu: with the EGL backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``); pixelrig
+            finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads. None: as
+            ``PIXELRIG_GPU`` / ``EGL_VISIBLE_DEVICES`` say, or the plugin's default.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
@@ -134,6 +138,7 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
         randomize: Randomization | None = None,
         visual_detail: str = "full",
         visual_budget: int = DEFAULT_BUDGET,
+        gpu: int | None = None,
     ) -> None:
         check_detail(visual_detail, visual_budget)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -174,6 +179,8 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
             self._window = DisplayWindow(f"pixelrig: {type(self).__name__}", fps=self.metadata["render_fps"],
                                          scale=2)
         try:
+            if gpu is not None and requested_renderer(renderer) != "tiny":
+                select_gpu(gpu)  # EGL_VISIBLE_DEVICES, before the probe and the plugin read it
             self._connect(resolve_renderer(renderer))
             self._rebuild()
         except BaseException:

@@ -30,8 +30,10 @@ class CartPoleEnv(BulletEnv):
     x_limit = 2.4
     model_files = ("plane.urdf", "cartpole.urdf")
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None, force_mag: float = 10.0):
-        super().__init__(render_mode=render_mode, renderer=renderer, time_step=0.01, frame_skip=2)
+    def __init__(self, force_mag: float = 10.0, **common: Any) -> None:
+        """``force_mag``: newtons per unit of action. ``common``: BulletEnv's options (render_mode, renderer,
+        gpu, randomize, ...)."""
+        super().__init__(time_step=0.01, frame_skip=2, **common)
         self.force_mag = float(force_mag)
         self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
         high = np.array([self.x_limit * 2, self.theta_limit * 2, np.inf, np.inf], dtype=np.float32)

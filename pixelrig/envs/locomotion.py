@@ -51,9 +51,10 @@ class LocomotionEnv(BulletEnv):
         if "mjcf" in cls.__dict__:
             cls.model_files = ("plane.urdf", cls.mjcf)
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
+    def __init__(self, **common: Any) -> None:
+        """``common``: BulletEnv's options (render_mode, renderer, gpu, randomize, ...)."""
         self._motors_spec = mjcf_motors(resolve_model_path(self.mjcf))
-        super().__init__(render_mode=render_mode, renderer=renderer, time_step=TIME_STEP, frame_skip=FRAME_SKIP)
+        super().__init__(time_step=TIME_STEP, frame_skip=FRAME_SKIP, **common)
         n = len(self.motor_joints)
         self.action_space = spaces.Box(-1.0, 1.0, (n,), np.float32)
         size = len(self.observe())

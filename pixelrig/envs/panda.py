@@ -47,10 +47,11 @@ class PandaEnv(BulletEnv):
     workspace_low = np.array([0.25, -0.35, TABLE_TOP + 0.02])
     workspace_high = np.array([0.85, 0.35, TABLE_TOP + 0.45])
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
-                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer, time_step=1.0 / 240.0, frame_skip=10,
-                         visual_detail=visual_detail, visual_budget=visual_budget)
+    def __init__(self, visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET,
+                 **common: Any) -> None:
+        """``common``: BulletEnv's options (render_mode, renderer, gpu, randomize, ...)."""
+        super().__init__(time_step=1.0 / 240.0, frame_skip=10, visual_detail=visual_detail,
+                         visual_budget=visual_budget, **common)
         self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
 
     def build_world(self) -> None:
@@ -141,10 +142,8 @@ class PandaPushEnv(PandaEnv):
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
-                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer, visual_detail=visual_detail,
-                         visual_budget=visual_budget)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.observation_space = spaces.Box(-np.inf, np.inf, (22,), np.float32)
         self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
 
@@ -243,10 +242,8 @@ class PandaReachEnv(PandaEnv):
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None,
-                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer, visual_detail=visual_detail,
-                         visual_budget=visual_budget)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.observation_space = spaces.Box(-np.inf, np.inf, (10,), np.float32)
         self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
 

@@ -92,6 +92,7 @@ class RobotEnv(BulletEnv):
         visual_detail: "full", "simplified" or "collision": what cameras see of a URDF/SDF robot (physics is the
             file's in every case; MJCF files and builders are drawn as they are). See :mod:`pixelrig.envs.lod`.
         visual_budget: triangles per visual mesh for "simplified".
+        gpu: render on this CUDA device with EGL (see :class:`pixelrig.envs.BulletEnv`).
 
     Observation: ``concat(q, qd)`` of the actuated joints (positions first), float32; bounds are the joint
     limits widened by 5% of their range (pybullet's limits are soft), infinite where there is no limit.
@@ -130,6 +131,7 @@ class RobotEnv(BulletEnv):
         renderer: str | None = None,
         visual_detail: str = "full",
         visual_budget: int = DEFAULT_BUDGET,
+        gpu: int | None = None,
     ) -> None:
         if control not in CONTROL_MODES:
             raise ValueError(f"control must be one of {CONTROL_MODES}: got {control!r}")
@@ -164,7 +166,7 @@ class RobotEnv(BulletEnv):
         self._overrides = (effort_limits, velocity_limits, position_limits)
         super().__init__(render_mode=render_mode, renderer=renderer, time_step=time_step, frame_skip=frame_skip,
                          gravity=gravity, randomize=randomize, visual_detail=visual_detail,
-                         visual_budget=visual_budget)
+                         visual_budget=visual_budget, gpu=gpu)
         try:
             self._init_spaces(position_gain, velocity_gain, initial_qpos)
         except BaseException:

@@ -17,8 +17,8 @@ class PrimitivesScene(BulletEnv):
     Body ids: ground 0, box 1, sphere 2, cylinder 3. The box's top face is at z = 0.4 m, centred on the origin.
     """
 
-    def __init__(self, render_mode: str | None = None, renderer: str | None = None) -> None:
-        super().__init__(render_mode=render_mode, renderer=renderer)
+    def __init__(self, **common: Any) -> None:
+        super().__init__(**common)
         self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (1,), np.float32)
 

@@ -10,7 +10,53 @@ import json
 import sys
 
 
+def list_devices() -> list:
+    """EGL devices through ctypes (eglQueryDevicesEXT, eglQueryDeviceStringEXT, eglQueryDeviceAttribEXT)."""
+    import ctypes
+
+    try:
+        egl = ctypes.CDLL("libEGL.so.1")
+    except OSError:
+        return []
+    egl.eglGetProcAddress.restype = ctypes.c_void_p
+    egl.eglGetProcAddress.argtypes = [ctypes.c_char_p]
+
+    def proc(name, restype, *argtypes):
+        address = egl.eglGetProcAddress(name)
+        return ctypes.CFUNCTYPE(restype, *argtypes)(address) if address else None
+
+    query_devices = proc(b"eglQueryDevicesEXT", ctypes.c_uint, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+                         ctypes.POINTER(ctypes.c_int))
+    query_string = proc(b"eglQueryDeviceStringEXT", ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int)
+    query_attrib = proc(b"eglQueryDeviceAttribEXT", ctypes.c_uint, ctypes.c_void_p, ctypes.c_int,
+                        ctypes.POINTER(ctypes.c_ssize_t))
+    if query_devices is None:
+        return []
+    count = ctypes.c_int(0)
+    if not query_devices(0, None, ctypes.byref(count)) or count.value <= 0:
+        return []
+    handles = (ctypes.c_void_p * count.value)()
+    query_devices(count.value, handles, ctypes.byref(count))
+    out = []
+    for i in range(count.value):
+        ext = query_string(handles[i], 0x3055) if query_string else None  # EGL_EXTENSIONS
+        extensions = ext.decode(errors="replace") if ext else ""
+        cuda = drm = None
+        value = ctypes.c_ssize_t(0)
+        if "EGL_NV_device_cuda" in extensions and query_attrib(handles[i], 0x323A, ctypes.byref(value)):
+            cuda = int(value.value)  # EGL_CUDA_DEVICE_NV
+        if "EGL_EXT_device_drm" in extensions:
+            name = query_string(handles[i], 0x3233)  # EGL_DRM_DEVICE_FILE_EXT
+            drm = name.decode(errors="replace") if name else None
+        out.append({"index": i, "cuda": cuda, "software": "EGL_MESA_device_software" in extensions, "drm": drm,
+                    "extensions": extensions})
+    return out
+
+
 def main() -> int:
+    if "--devices" in sys.argv:
+        print("PIXELRIG_DEVICES " + json.dumps(list_devices()), flush=True)
+        return 0
     import pybullet as p
 
     spec = importlib.util.find_spec("eglRenderer")

@@ -1,0 +1,165 @@
+"""``make_vec``: many pixel envs in parallel, one process each (gymnasium's AsyncVectorEnv with shared memory).
+
+pybullet's EGL plugin allows one client per process, so EGL envs only run in parallel in separate processes;
+each worker renders on its own GPU where several are visible (see :mod:`pixelrig.render.egl_devices`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector.async_vector_env import AsyncState
+
+from pixelrig.cameras.rig import CameraLike, as_cameras
+from pixelrig.render.choice import resolve_renderer
+
+MODES = ("async", "sync")
+
+
+class PixelVectorEnv(gym.vector.AsyncVectorEnv):
+    """AsyncVectorEnv that raises a failing worker's exception with its traceback in the message (Gymnasium only
+    logs it), and reports a worker that died with its exit code instead of a broken pipe."""
+
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
+        failed = sum(1 for ok in successes if not ok)
+        reports = []
+        for _ in range(failed):
+            index, exctype, value, trace = self.error_queue.get()
+            self.parent_pipes[index].close()
+            self.parent_pipes[index] = None
+            reports.append((index, exctype, value, trace))
+        if not reports:
+            return
+        self._state = AsyncState.DEFAULT
+        index, exctype, value, trace = reports[-1]
+        message = f"make_vec worker {index} failed: {exctype.__name__}: {value}\n--- worker traceback ---\n{trace}"
+        try:
+            error = exctype(message)
+        except Exception:  # an exception type that takes other arguments
+            error = RuntimeError(message)
+        raise error
+
+    def _dead_workers(self, wait: float = 2.0) -> str:
+        deadline = time.monotonic() + wait  # a worker whose pipe closed is still being reaped
+        while time.monotonic() < deadline and all(proc.exitcode is None for proc in self.processes):
+            time.sleep(0.05)
+        dead = [f"worker {i} (exit code {proc.exitcode})" for i, proc in enumerate(self.processes)
+                if proc.exitcode is not None]
+        return ", ".join(dead) or "no worker has exited yet"
+
+    def _guard(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(super(), method)(*args, **kwargs)
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            self._state = AsyncState.DEFAULT  # nothing to wait for any more: close() must not wait either
+            raise RuntimeError(f"a make_vec worker process died during {method}: {self._dead_workers()}; its "
+                               "stderr (above) says why") from exc
+
+    def reset_wait(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guard("reset_wait", *args, **kwargs)
+
+    def step_wait(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guard("step_wait", *args, **kwargs)
+
+    def call_wait(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guard("call_wait", *args, **kwargs)
+
+
+@dataclass(frozen=True)
+class EnvFactory:
+    """A picklable recipe for one worker's env (works with the 'spawn' start method).
+
+    Attributes:
+        env_id: registered id.
+        env_kwargs: its ``gym.make`` kwargs.
+        cams: the PixelObs cameras (None: the env's default rig).
+        pixels_only: drop the "state" key.
+        pixels: wrap in PixelObs at all.
+        renderer: the backend, already resolved ('tiny' or 'egl').
+        worker: the worker's index (its GPU is ``worker % n_visible`` with EGL and several GPUs).
+        gpu: an explicit CUDA device for every worker instead.
+    """
+
+    env_id: str
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    cams: tuple | None = None
+    pixels_only: bool = False
+    pixels: bool = True
+    renderer: str = "tiny"
+    worker: int = 0
+    gpu: int | None = None
+
+    def __call__(self) -> gym.Env:
+        import pixelrig  # noqa: F401 (registers the ids in a spawned worker)
+        from pixelrig.render.egl_devices import list_egl_devices, select_gpu
+        from pixelrig.wrappers.pixel_obs import PixelObs
+
+        if self.renderer == "egl":
+            if self.gpu is not None:
+                select_gpu(self.gpu)
+            elif any(d.cuda is not None for d in list_egl_devices()):
+                select_gpu(rank=self.worker)
+        env = gym.make(self.env_id, renderer=self.renderer, **dict(self.env_kwargs))
+        if self.pixels:
+            env = PixelObs(env, cams=self.cams, pixels_only=self.pixels_only)
+        return env
+
+
+def make_vec(
+    env_id: str,
+    num_envs: int,
+    cams: Iterable[CameraLike] | None = None,
+    renderer: str | None = None,
+    vectorization_mode: str = "async",
+    *,
+    pixels_only: bool = False,
+    pixels: bool = True,
+    gpu: int | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    context: str = "spawn",
+) -> gym.vector.VectorEnv:
+    """A vector of ``num_envs`` copies of ``env_id`` under PixelObs.
+
+    Args:
+        env_id: a registered id (pixelrig's or any whose env exposes a pybullet client).
+        num_envs: number of envs.
+        cams: PixelObs cameras (None: each env's default rig).
+        renderer: 'auto' | 'tiny' | 'egl' | None, resolved once here.
+        vectorization_mode: "async" (one process per env, observations in shared memory) or "sync" (all in this
+            process; not with EGL and more than one env).
+        pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
+        gpu: with EGL, every worker renders on this CUDA device; None spreads workers over the visible GPUs.
+        env_kwargs: ``gym.make`` kwargs of every env.
+        context: multiprocessing start method for "async" ("spawn" by default: safe with pybullet and EGL).
+
+    Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
+    default (the step after an episode ends returns the reset observation). A worker that raises is reported
+    with its traceback.
+
+    Raises:
+        ValueError: bad num_envs or mode, or EGL asked for several envs in one process.
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
+    if vectorization_mode not in MODES:
+        raise ValueError(f"vectorization_mode must be one of {MODES}: got {vectorization_mode!r}")
+    kind = resolve_renderer(renderer)
+    if kind == "egl" and vectorization_mode == "sync" and num_envs > 1:
+        raise ValueError(
+            f"make_vec(vectorization_mode='sync', renderer='egl', num_envs={num_envs}): pybullet's EGL plugin "
+            "allows one client per process; use vectorization_mode='async' (one process per env) or renderer='tiny'"
+        )
+    cameras = as_cameras(cams) if cams is not None else None
+    factories = [EnvFactory(env_id, dict(env_kwargs or {}), cameras, pixels_only, pixels, kind, i, gpu)
+                 for i in range(num_envs)]
+    if vectorization_mode == "sync":
+        return gym.vector.SyncVectorEnv(factories)
+    # build one env here first (TinyRenderer: its spaces do not depend on the backend), so that a bad id, kwarg
+    # or camera raises in this process with its own traceback instead of killing every worker
+    dataclasses.replace(factories[0], renderer="tiny")().close()
+    return PixelVectorEnv(factories, shared_memory=True, context=context)
