@@ -6,11 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pybullet as p
-from gymnasium import spaces
 
 from pixelrig.envs.base import BulletEnv
+from pixelrig.envs.scenes import SceneEnv
 
 ARM_URDF = """<?xml version="1.0"?>
 <robot name="arm">
@@ -39,26 +38,15 @@ def write_arm_urdf(folder: Path) -> str:
     return str(path)
 
 
-class BuilderEnv(BulletEnv):
-    """A BulletEnv whose world is ``build(env)``; no task, 1-D dummy action, a dummy observation."""
+class BuilderEnv(SceneEnv):
+    """A task-less env whose world is ``build(env)``."""
 
     def __init__(self, build: Callable[[BuilderEnv], None], renderer: str | None = None, **kwargs: Any) -> None:
         self._build = build
         super().__init__(renderer=renderer, **kwargs)
-        self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (1,), np.float32)
 
     def build_world(self) -> None:
         self._build(self)
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        pass
-
-    def apply_action(self, action: Any) -> None:
-        pass
-
-    def observe(self) -> np.ndarray:
-        return np.zeros(1, np.float32)
 
 
 def plane(env: BulletEnv) -> None:

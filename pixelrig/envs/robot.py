@@ -280,26 +280,12 @@ class RobotEnv(BulletEnv):
         n = len(self.joints)
         names = [j.name for j in self.joints]
         where = str(self.model_path) if self.model_path else "the builder's robot"
-        if self.control == "torque":
-            missing = [j.name for j in self.joints if math.isnan(j.effort)]
-            if missing:
-                raise ValueError(f"torque control needs effort limits, but joints {missing} of {where} have none; "
-                                 "pass effort_limits=<N·m for all> or effort_limits={joint: N·m}")
-            high = np.array([j.effort for j in self.joints])
-            low = -high
-        elif self.control == "position":
-            missing = [j.name for j in self.joints if not j.has_range]
-            if missing:
-                raise ValueError(f"position control needs joint limits, but joints {missing} of {where} have none "
-                                 "(continuous joints); pass position_limits=(low, high) or {joint: (low, high)}")
-            low, high = np.array([j.lower for j in self.joints]), np.array([j.upper for j in self.joints])
-        else:
-            missing = [j.name for j in self.joints if math.isnan(j.velocity)]
-            if missing:
-                raise ValueError(f"velocity control needs velocity limits, but joints {missing} of {where} have "
-                                 "none; pass velocity_limits=<rad/s for all> or velocity_limits={joint: rad/s}")
-            high = np.array([j.velocity for j in self.joints])
-            low = -high
+        what, keyword, has_limit, bounds = _CONTROL_LIMITS[self.control]
+        missing = [j.name for j in self.joints if not has_limit(j)]
+        if missing:
+            raise ValueError(f"{self.control} control needs {what}, but joints {missing} of {where} have none; "
+                             f"pass {keyword}")
+        low, high = (np.array(b) for b in zip(*(bounds(j) for j in self.joints), strict=True))
         self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), (n,), np.float32)
         self.position_gains = self._gains("position_gain", position_gain, 0.1)
         self.velocity_gains = self._gains("velocity_gain", velocity_gain, 1.0)
@@ -445,6 +431,18 @@ class RobotEnv(BulletEnv):
     def model_paths(self) -> list[Path]:
         """The model file (and the ground plane) this env loads; none for builders but the plane."""
         return super().model_paths() + ([self.model_path] if self.model_path else [])
+
+
+_CONTROL_LIMITS: dict[str, tuple[str, str, Callable[[JointSpec], bool], Callable[[JointSpec], tuple]]] = {
+    "torque": ("effort limits", "effort_limits=<N·m for all> or effort_limits={joint: N·m}",
+               lambda j: not math.isnan(j.effort), lambda j: (-j.effort, j.effort)),
+    "position": ("joint limits (continuous joints have none)",
+                 "position_limits=(low, high) or {joint: (low, high)}",
+                 lambda j: j.has_range, lambda j: (j.lower, j.upper)),
+    "velocity": ("velocity limits", "velocity_limits=<rad/s for all> or velocity_limits={joint: rad/s}",
+                 lambda j: not math.isnan(j.velocity), lambda j: (-j.velocity, j.velocity)),
+}
+"""Per control mode: what its action bounds need, the keyword that supplies it, the test, the bounds."""
 
 
 def _positive(what: str, joint: str, value: Any) -> float:

@@ -1,4 +1,5 @@
-"""Small fixed scenes for analytic and golden tests: a plane with coloured primitives."""
+"""Task-less scenes: ``SceneEnv`` (a world and cameras, no task) and the primitives scene of the analytic and
+golden tests."""
 
 from __future__ import annotations
 
@@ -11,16 +12,30 @@ from gymnasium import spaces
 from pixelrig.envs.base import BulletEnv, CameraSpec
 
 
-class PrimitivesScene(BulletEnv):
-    """A ground plane with a red box, a blue sphere and a yellow cylinder, all static; no task.
-
-    Body ids: ground 0, box 1, sphere 2, cylinder 3. The box's top face is at z = 0.4 m, centred on the origin.
-    """
+class SceneEnv(BulletEnv):
+    """A world to look at, with no task: a 1-D action that does nothing, a constant observation, reward 0.
+    Subclasses implement :meth:`build_world` only."""
 
     def __init__(self, **common: Any) -> None:
         super().__init__(**common)
         self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (1,), np.float32)
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        pass
+
+    def apply_action(self, action: Any) -> None:
+        pass
+
+    def observe(self) -> np.ndarray:
+        return np.zeros(1, np.float32)
+
+
+class PrimitivesScene(SceneEnv):
+    """A ground plane with a red box, a blue sphere and a yellow cylinder, all static; no task.
+
+    Body ids: ground 0, box 1, sphere 2, cylinder 3. The box's top face is at z = 0.4 m, centred on the origin.
+    """
 
     def build_world(self) -> None:
         c = self.client
@@ -35,15 +50,6 @@ class PrimitivesScene(BulletEnv):
             col = p.createCollisionShape(geom, physicsClientId=c, **size)
             vis = p.createVisualShape(geom, rgbaColor=rgba, physicsClientId=c, **vis_size)
             self.load_body(name, p.createMultiBody(0.0, col, vis, pos, physicsClientId=c))
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        pass
-
-    def apply_action(self, action: Any) -> None:
-        pass
-
-    def observe(self) -> np.ndarray:
-        return np.zeros(1, np.float32)
 
     def default_cameras(self) -> list[CameraSpec]:
         rgbdl = ("rgb", "depth", "label")

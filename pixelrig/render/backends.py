@@ -97,16 +97,13 @@ class RenderBackend(ABC):
         if self._closed:
             raise RuntimeError(f"{self.name} render backend is closed: create a new environment to render again")
         flags = p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX if segmentation else p.ER_NO_SEGMENTATION_MASK
-        _, _, rgba, zbuffer, seg = p.getCameraImage(
-            width,
-            height,
-            view,
-            projection,
-            renderer=self._renderer_flag,
-            flags=flags,
-            physicsClientId=self._client,
-        )
+        _, _, rgba, zbuffer, seg = self._camera_image(width, height, view, projection, flags)
         return RawFrame(rgba, zbuffer, seg if segmentation else None)
+
+    def _camera_image(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
+                      flags: int) -> tuple:
+        return p.getCameraImage(width, height, view, projection, renderer=self._renderer_flag, flags=flags,
+                                physicsClientId=self._client)
 
     def close(self) -> None:
         """Release what the backend holds. Idempotent."""
@@ -264,18 +261,11 @@ class EglBackend(RenderBackend):
         self.gl_info: dict[str, str] = parse_gl_info(out[0])
         """GL vendor, renderer and version strings the plugin reported (e.g. ``llvmpipe`` on Mesa)."""
 
-    def render(
-        self,
-        width: int,
-        height: int,
-        view: tuple[float, ...],
-        projection: tuple[float, ...],
-        *,
-        segmentation: bool,
-    ) -> RawFrame:
+    def _camera_image(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
+                      flags: int) -> tuple:
         # The plugin prints "ven = ..." to stdout on some frames (new buffers, first frame after a reset).
         with capture_native_stdout():
-            return super().render(width, height, view, projection, segmentation=segmentation)
+            return super()._camera_image(width, height, view, projection, flags)
 
     def close(self) -> None:
         global _egl_owner
