@@ -83,6 +83,6 @@ def run_demo(
             policy.reset()
             obs, _ = env.reset(seed=seed + episodes - 1)
     imageio.imwrite(sheet_path, sheet_frame)
-    frames = env._stream.frames if env._stream is not None else 0
+    frames = env.frames_written
     env.close()
     return DemoResult(sheet_path, video_path, frames, episodes, successes)

@@ -74,6 +74,11 @@ class VideoRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Whether frames are being written now."""
         return self._stream is not None
 
+    @property
+    def frames_written(self) -> int:
+        """Frames written to the current file (0 when not recording)."""
+        return self._stream.frames if self._stream is not None else 0
+
     def _start(self) -> None:
         path = self.video_path or self.folder / f"{self.name_prefix}-episode-{self.episode_id}.{self.video_format}"
         self._stream = VideoStream(path, self.fps)
