@@ -31,10 +31,10 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
+def _bench(rest: list[str]) -> int:
     from pixelrig.bench import main as bench_main
 
-    return bench_main(args.rest)
+    return bench_main(rest)
 
 
 def _golden(args: argparse.Namespace) -> int:
@@ -61,6 +61,9 @@ def _renderer(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark has its own options (pixelrig bench --help)
+        return _bench(argv[1:])
     parser = argparse.ArgumentParser(prog="pixelrig", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -85,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--seed", type=int, default=0)
     view.set_defaults(func=_view)
 
-    bench = sub.add_parser("bench", help="throughput benchmark against raw pybullet (see benchmarks/)")
-    bench.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the benchmark (try --help)")
-    bench.set_defaults(func=_bench)
+    sub.add_parser("bench", help="benchmarks against raw pybullet, in one run (pixelrig bench --help)")
 
     golden = sub.add_parser("golden", help="check golden images, or regenerate them with --update")
     golden.add_argument("--update", action="store_true", help="regenerate the golden images, print what changed")

@@ -16,6 +16,7 @@ Figures are rig frames per second (one frame = every camera once); the table giv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import platform
@@ -31,6 +32,7 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.render.backends import capture_native_stdout
 from pixelrig.render.choice import probe_egl
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
 from pixelrig.wrappers.pixel_obs import PixelObs
@@ -59,6 +61,13 @@ def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
             repeats: int = 5, steps: bool = True) -> dict[str, Any]:
     """Time raw / naive / rig (and, with ``steps``, raw+step / PixelObs) for one configuration; returns medians,
     spreads (min..max) and ratios."""
+    # the raw loops call getCameraImage directly: on EGL the plugin's "ven = ..." lines would reach stdout
+    with capture_native_stdout() if renderer == "egl" else contextlib.nullcontext():
+        return _measure(scene, renderer, size, n_cams, modalities, frames, repeats, steps)
+
+
+def _measure(scene: str, renderer: str, size: int, n_cams: int, modalities: tuple[str, ...], frames: int,
+             repeats: int, steps: bool) -> dict[str, Any]:
     env = gym.make(SCENES[scene], renderer=renderer)
     wrapped = PixelObs(env, cams=rig_cameras(env, size, n_cams, modalities), pixels_only=True)
     try:

@@ -91,3 +91,11 @@ def test_bad_rig_files(tmp_path: Path, name, text, error, message) -> None:
         path.write_text(text)
     with pytest.raises(error, match=re.escape(message.format(p=path))):
         load_rig(path)
+
+
+def test_bench_cli_takes_its_own_options(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "pixelrig", "bench", "--sections", "snapshot", "--quick",
+                          "--json", str(tmp_path / "b.json"), "--plot", str(tmp_path / "b.png")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "## snapshot + restore" in out.stdout and (tmp_path / "b.json").is_file()
