@@ -33,7 +33,7 @@ golden: $(STAMP)
 	$(PY) -m pixelrig golden --update
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check pixelrig tests benchmarks
+	$(VENV)/bin/ruff check pixelrig tests benchmarks examples
 
 clean:
 	rm -rf $(VENV) build out .pytest_cache

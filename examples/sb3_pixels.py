@@ -76,7 +76,8 @@ def main() -> None:
     start = time.time()
     t, r = train(args.steps, args.envs)
     minutes = (time.time() - start) / 60
-    plot(t, r, Path(args.out), f"PPO (SB3) on pixelrig/CartPole-v0 from 48x48 pixels only, {minutes:.0f} min on 2 CPU cores")
+    plot(t, r, Path(args.out),
+         f"PPO (SB3) on pixelrig/CartPole-v0 from 48x48 pixels only, {minutes:.0f} min on 2 CPU cores")
     Path(args.out).with_suffix(".json").write_text(json.dumps({"t": t, "mean_return": r, "minutes": minutes}))
     print(f"first mean return {r[0] if r else None}, last {r[-1] if r else None}, {minutes:.1f} min -> {args.out}")
 

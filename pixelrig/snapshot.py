@@ -36,6 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from pixelrig.envs.base import BulletEnv
+from pixelrig.envs.models import file_digest
 
 MAGIC = b"PXRGSNAP"
 FORMAT_VERSION = 1
@@ -158,7 +159,7 @@ def identity(env: gym.Env) -> dict[str, Any]:
     spec = base.spec
     kwargs = dict(spec.kwargs) if spec is not None else dict(getattr(base, "init_kwargs", {}))
     kwargs = {k: v for k, v in kwargs.items() if k not in _RENDER_ONLY_KWARGS}
-    hashes = {_portable(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in base.model_paths()}
+    hashes = {_portable(path): file_digest(path) for path in base.model_paths()}
     return {
         "id": spec.id if spec is not None else None,
         "entry_point": _qualname(base),

@@ -118,16 +118,16 @@ def _prepare(path: Path, kind: str, detail: str, budget: int) -> Path:
     if target.is_file():
         return target
     visual_meshes = sorted({resolved[id(el)] for el, _, vis in refs if vis and resolved[id(el)] is not None})
-    simplified: dict[Path, Path] = {}
+    simplified: dict[Path, Path | None] = {}
     if detail == "simplified":
-        todo = [m for m in visual_meshes if meshcache.cached_simplified(m, budget) is None]
+        simplified = {m: meshcache.cached_simplified(m, budget) for m in visual_meshes}
+        todo = [m for m, hit in simplified.items() if hit is None]
         for mesh in Progress(todo, f"simplifying {len(todo)} meshes of {path.name} (cached for next time)"):
-            meshcache.simplify_to_cache(mesh, budget)
-        simplified = {m: meshcache.simplify_to_cache(m, budget) for m in visual_meshes}
+            simplified[mesh] = meshcache.simplify_to_cache(mesh, budget)
     for el, attr, visual in refs:
         mesh = resolved[id(el)]
         if mesh is not None:
-            _set(el, attr, str(simplified.get(mesh, mesh) if visual else mesh))
+            _set(el, attr, str(simplified.get(mesh) or mesh if visual else mesh))
     if detail == "collision":
         _draw_collision(root, kind)
     _make_paths_absolute(root, path.parent)

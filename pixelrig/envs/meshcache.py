@@ -10,6 +10,7 @@ folder -- never to a crash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -66,8 +67,15 @@ def _material_files(path: Path) -> list[Path]:
 
 def mesh_key(path: Path, budget: int) -> str:
     """Cache key: the mesh's and its material files' contents, the budget and the algorithm version."""
+    stat = path.stat()
+    return _mesh_key(str(path), stat.st_mtime_ns, stat.st_size, budget)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mesh_key(path: str, mtime_ns: int, size: int, budget: int) -> str:
+    """:func:`mesh_key`, remembered per file version: a model's meshes are several MB to hash."""
     h = hashlib.sha256(f"{ALGORITHM}:{budget}:".encode())
-    for f in [path, *_material_files(path)]:
+    for f in [Path(path), *_material_files(Path(path))]:
         h.update(hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()[:32]
 

@@ -289,10 +289,3 @@ def backend_class(kind: str) -> type[RenderBackend]:
         return BACKENDS[kind]
     except KeyError:
         raise ValueError(f"renderer must be one of {tuple(BACKENDS)} once resolved: got {kind!r}") from None
-
-
-def describe(backend: RenderBackend) -> dict[str, Any]:
-    """A small dict describing a backend, for logs and benchmark tables."""
-    info: dict[str, Any] = {"name": backend.name}
-    info.update(getattr(backend, "gl_info", {}))
-    return info
