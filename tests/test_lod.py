@@ -4,6 +4,7 @@ tolerances, the on-disk mesh cache (misses, hits, corruption, unwritable), and o
 from __future__ import annotations
 
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import numpy as np
 import pybullet_data
 import pytest
 
-from pixelrig import PixelObs, snapshot
+import pixelrig
+from pixelrig import PixelObs, RobotEnv, restore, snapshot
 from pixelrig.envs import lod, meshcache
 from pixelrig.envs.panda import PushExpert
 
@@ -181,3 +183,95 @@ def test_bad_visual_detail() -> None:
         gym.make("pixelrig/PandaPush-v0", visual_detail="low")
     with pytest.raises(ValueError, match=re.escape("visual_budget=3 must be an integer >= 16")):
         gym.make("pixelrig/Robot-v0", source="kuka_iiwa/model.urdf", visual_budget=3)
+
+
+RANDOM = pixelrig.Randomization(mass_scale=(0.7, 1.3), lateral_friction=(0.6, 1.1), link_colors=True)
+
+
+def randomized_push(detail: str, seed: int, steps: int = 60) -> tuple[dict, list]:
+    env = gym.make("pixelrig/PandaPush-v0", visual_detail=detail, randomize=RANDOM)
+    try:
+        obs, _ = env.reset(seed=seed)
+        expert, out = PushExpert(), []
+        for _ in range(steps):
+            result = env.step(expert(obs))
+            out.append((*result, physics_state(env.unwrapped.client)))
+            obs = result[0]
+        values = env.unwrapped.randomization_values
+        physical = {k: v for k, v in values.items() if k != "rgba"}
+        return physical, out, values["rgba"]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_randomised_physics_is_the_same_at_every_detail(seed: int) -> None:
+    """Colours are drawn from a stream of their own, so the number of visual shapes a detail has never shifts
+    the masses and frictions drawn (seed 4 drew other masses at "collision" before): the drawn physics and the
+    trajectory are bitwise those of "full"; the colours drawn for a link are the same too."""
+    reference, run_full, colours_full = randomized_push("full", seed)
+    for detail in DETAILS[1:]:
+        physical, run, colours = randomized_push(detail, seed)
+        assert_trees_equal(reference, physical, detail)
+        assert_trees_equal(run_full, run, detail)
+        full_by_link = {(b, link): rgb[:3] for b, link, *rgb in colours_full}
+        assert all(full_by_link.get((b, link), rgb[:3]) == rgb[:3] for b, link, *rgb in colours), detail
+
+
+@pytest.mark.parametrize("source_detail,target_detail", [("full", "collision"), ("collision", "simplified"),
+                                                          ("simplified", "full")])
+def test_randomised_snapshot_restores_into_another_detail(source_detail: str, target_detail: str) -> None:
+    """A snapshot taken at one detail (with randomised masses and colours) restores into an env at another, and
+    the two go on bitwise alike in physics, state, rewards and infos."""
+    envs = [gym.make("pixelrig/PandaPush-v0", visual_detail=d, randomize=RANDOM)
+            for d in (source_detail, target_detail)]
+    try:
+        source, target = envs
+        obs, _ = source.reset(seed=7)
+        target.reset(seed=123)
+        expert = PushExpert()
+        for _ in range(40):
+            obs = source.step(expert(obs))[0]
+        restore(target, snapshot(source))
+        acts = [expert(obs)] + [np.array([0.3, -0.2, -0.1], np.float32)] * 30
+        runs = [[(*e.step(a), physics_state(e.unwrapped.client)) for a in acts] for e in envs]
+        assert_trees_equal(runs[0], runs[1])
+    finally:
+        for e in envs:
+            e.close()
+
+
+def test_cached_model_never_points_into_a_deleted_install(cache: Path, tmp_path: Path) -> None:
+    """Two installs of the same robot files: deleting the first (a removed virtualenv holding pybullet_data)
+    must not break loading the second at "collision"/"simplified" detail from the shared cache."""
+    data = Path(pybullet_data.getDataPath())
+    first, second = tmp_path / "install-a", tmp_path / "install-b"
+    for install in (first, second):
+        shutil.copytree(data / "kuka_iiwa", install / "kuka_iiwa")
+    for detail in ("collision", "simplified"):
+        env = RobotEnv(first / "kuka_iiwa/model.urdf", visual_detail=detail)
+        env.close()
+    shutil.rmtree(first)
+    lod._prepared.clear()
+    for detail in ("collision", "simplified"):
+        env = RobotEnv(second / "kuka_iiwa/model.urdf", visual_detail=detail)
+        try:
+            obs, _ = env.reset(seed=0)
+            assert obs.shape == (14,)
+        finally:
+            env.close()
+
+
+def test_broken_cache_entry_is_rebuilt_not_fatal(cache: Path, tmp_path: Path) -> None:
+    """An entry whose files went missing (here: a simplified mesh deleted from the cache) is rebuilt."""
+    env = RobotEnv("kuka_iiwa/model.urdf", visual_detail="simplified")
+    env.close()
+    for mesh in (cache / "meshes").glob("*.obj"):
+        mesh.unlink()
+    lod._prepared.clear()
+    env = RobotEnv("kuka_iiwa/model.urdf", visual_detail="simplified")
+    try:
+        env.reset(seed=0)
+        assert list((cache / "meshes").glob("*.obj"))
+    finally:
+        env.close()

@@ -12,6 +12,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+import pixelrig
 from pixelrig import PixelObs, RobotEnv
 
 from .conftest import assert_trees_equal, physics_state
@@ -270,3 +271,32 @@ def test_step_before_reset_is_refused() -> None:
             env.step(np.zeros(7, np.float32))
     finally:
         env.close()
+
+
+def test_rejected_reset_options_leave_the_env_exactly_as_it_was() -> None:
+    """A reset refused for its options (bad shape, NaN, non-numeric, unknown key) changes nothing: not the world,
+    not the seed's random stream, not the episode; the next steps equal those of a twin that never tried."""
+    bad = [
+        ({"qpos": np.zeros(8)}, "qpos has shape (8,), expected (7,)"),
+        ({"qpos": [np.nan] * 7}, "qpos contains NaN or inf"),
+        ({"qvel": ["a"] * 7}, "qvel=['a', 'a', 'a', 'a', 'a', 'a', 'a'] is not numeric"),
+        ({"q": np.zeros(7)}, "unknown reset options ['q']; RobotEnv takes 'qpos' and 'qvel'"),
+        ("qpos", "options must be a dict or None: got 'qpos'"),
+    ]
+    kwargs = {"reset_noise_scale": 0.1, "randomize": pixelrig.Randomization(mass_scale=(0.5, 1.5))}
+    env, twin = RobotEnv("kuka_iiwa/model.urdf", **kwargs), RobotEnv("kuka_iiwa/model.urdf", **kwargs)
+    try:
+        acts = np.random.default_rng(1).uniform(-50, 50, (20, 7)).astype(np.float32)
+        for e in (env, twin):
+            e.reset(seed=3)
+            for a in acts[:5]:
+                e.step(a)
+        before = env.export_state()
+        for options, message in bad:
+            with pytest.raises(ValueError, match=re.escape(message)):
+                env.reset(seed=99, options=options)
+            assert_trees_equal(before, env.export_state(), str(options))
+        assert_trees_equal([env.step(a) for a in acts[5:]], [twin.step(a) for a in acts[5:]])
+    finally:
+        env.close()
+        twin.close()

@@ -301,13 +301,16 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"{type(self).__name__}.reset: options must be a dict or None: got {options!r}")
+        options = self.check_reset_options(dict(options or {}))  # before anything changes: a bad reset is a no-op
         super().reset(seed=seed)
         self._rebuild()
         if self.randomize is not None:
             self.randomization_values = draw_and_apply(
                 self.randomize, self.np_random, self.client, self.randomized_bodies()
             )
-        self.reset_task(dict(options or {}))
+        self.reset_task(options)
         self._episode_started = True
         self.elapsed_steps = 0
         obs, info = self.observe(), self.reset_info()
@@ -395,6 +398,13 @@ class BulletEnv(gym.Env[np.ndarray, np.ndarray]):
     @abstractmethod
     def build_world(self) -> None:
         """Load every body of the world into ``self.client`` (use :meth:`load_body` to name them)."""
+
+    def check_reset_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Validate ``reset(options=...)`` before the reset changes anything; returns what :meth:`reset_task`
+        gets. Raise ``ValueError`` naming the bad option and the fix: the env is then left exactly as it was.
+        Default: options are passed through (pixelrig's task envs take none and ignore unknown keys, as
+        Gymnasium's own envs do)."""
+        return options
 
     @abstractmethod
     def reset_task(self, options: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -99,7 +100,7 @@ def prepare_model(path: Path, detail: str, budget: int = DEFAULT_BUDGET) -> Path
         return path
     stat = path.stat()
     memo = (str(path), detail, budget, stat.st_mtime_ns, stat.st_size, str(meshcache.cache_root()))
-    if memo in _prepared and _prepared[memo].is_file():
+    if memo in _prepared and _entry_intact(_prepared[memo]):
         return _prepared[memo]
     _prepared[memo] = _prepare(path, kind, detail, budget)
     return _prepared[memo]
@@ -110,12 +111,14 @@ def _prepare(path: Path, kind: str, detail: str, budget: int) -> Path:
     root = ET.fromstring(text)
     refs = _mesh_refs(root, kind)
     resolved = {id(el): _resolve(_get(el, attr), path.parent) for el, attr, _ in refs}
-    key = hashlib.sha256(text + f"{detail}:{budget}:{meshcache.ALGORITHM}".encode())
+    # The copy points at files outside the cache (collision meshes, textures, meshes under budget), so the key
+    # holds where they are as well as what they hold: two installs of the same files get entries of their own.
+    key = hashlib.sha256(text + f"{detail}:{budget}:{meshcache.ALGORITHM}:{path.resolve()}".encode())
     for el, _, _ in refs:
         if resolved[id(el)] is not None:
-            key.update(meshcache.mesh_key(resolved[id(el)], budget).encode())
+            key.update(f"{resolved[id(el)]}:{meshcache.mesh_key(resolved[id(el)], budget)}".encode())
     target = meshcache.cache_root() / "models" / key.hexdigest()[:32] / path.name
-    if target.is_file():
+    if _entry_intact(target):
         return target
     visual_meshes = sorted({resolved[id(el)] for el, _, vis in refs if vis and resolved[id(el)] is not None})
     simplified: dict[Path, Path | None] = {}
@@ -132,10 +135,36 @@ def _prepare(path: Path, kind: str, detail: str, budget: int) -> Path:
         _draw_collision(root, kind)
     _make_paths_absolute(root, path.parent)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
-    os.replace(tmp, target)
+    _atomic_write(_refs_file(target), json.dumps(sorted(_referenced_files(root, kind))).encode())
+    _atomic_write(target, ET.tostring(root, encoding="utf-8", xml_declaration=True))  # last: marks it complete
     return target
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _refs_file(target: Path) -> Path:
+    return target.with_name(target.name + ".refs.json")
+
+
+def _referenced_files(root: ET.Element, kind: str) -> set[str]:
+    """Every file a rewritten model names (meshes, simplified meshes, textures): all absolute by now."""
+    files = {_get(el, attr) for el, attr, _ in _mesh_refs(root, kind)}
+    files |= {t.get("filename", "") for t in root.iter("texture")}
+    return {f for f in files if f and os.path.isabs(f)}
+
+
+def _entry_intact(target: Path) -> bool:
+    """Whether a cached model copy exists and every file it names is still there (an install it points into
+    may have been deleted since); a broken entry is rebuilt, never loaded."""
+    try:
+        refs = json.loads(_refs_file(target).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return target.is_file() and isinstance(refs, list) and all(os.path.isfile(f) for f in refs)
 
 
 def _make_paths_absolute(root: ET.Element, base: Path) -> None:

@@ -28,11 +28,20 @@ _fallback_dir: Path | None = None
 
 
 def cache_root() -> Path:
-    """The cache folder (created); a private temporary folder when the configured one is not writable."""
-    global _fallback_dir
+    """The cache folder (created); a private temporary folder when the configured one is not writable.
+
+    Checked once per process for each configured folder (worlds are rebuilt at every reset)."""
     configured = os.environ.get("PIXELRIG_CACHE_DIR") or (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pixelrig"
     )
+    root = _checked_root(str(configured))
+    (root / "meshes").mkdir(parents=True, exist_ok=True)  # cheap; recreates a folder deleted meanwhile
+    return root
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_root(configured: str) -> Path:
+    global _fallback_dir
     root = Path(configured)
     try:
         (root / "meshes").mkdir(parents=True, exist_ok=True)
@@ -44,7 +53,7 @@ def cache_root() -> Path:
         if _fallback_dir is None:
             _fallback_dir = Path(tempfile.mkdtemp(prefix="pixelrig-cache-"))
             warnings.warn(f"pixelrig: mesh cache {root} is not writable ({exc}); using {_fallback_dir} for this "
-                          "process (set PIXELRIG_CACHE_DIR to a writable folder)", stacklevel=2)
+                          "process (set PIXELRIG_CACHE_DIR to a writable folder)", stacklevel=3)
         (_fallback_dir / "meshes").mkdir(parents=True, exist_ok=True)
         return _fallback_dir
 

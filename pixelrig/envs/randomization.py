@@ -61,26 +61,44 @@ class Randomization:
         return self.camera_position > 0 or self.camera_rotation > 0
 
 
+RANDOM_STREAMS = ("mass", "lateral_friction", "restitution", "rgba", "camera")
+"""Each kind of draw has its own random stream, so that how many draws one kind makes (colours: one per link
+that has a visual, which depends on the level of detail) never shifts another (masses: physics)."""
+
+
 def draw_and_apply(spec: Randomization, rng: np.random.Generator, client: int,
                    bodies: list[int]) -> dict[str, Any]:
     """Draw this episode's physical parameters and camera seed, apply them to ``bodies``; returns the drawn
-    values (JSON-friendly) so that :func:`apply_values` can reproduce the same world later."""
+    values (JSON-friendly) so that :func:`apply_values` can reproduce the same world later.
+
+    ``rng`` gives exactly one number per call, whatever is randomised: a seed from which each kind of draw
+    (:data:`RANDOM_STREAMS`) gets its own generator. Colours are drawn per link (every link, ``-1`` = base, in
+    order) and applied to the links that have visuals, so the physics and the colours drawn are the same at
+    every ``visual_detail``.
+    """
+    episode_seed = int(rng.integers(2**63))
+    stream = {kind: np.random.default_rng([episode_seed, i]) for i, kind in enumerate(RANDOM_STREAMS)}
     values: dict[str, Any] = {"mass": [], "lateral_friction": [], "restitution": [], "rgba": []}
     for body in bodies:
+        alphas = {}
+        if spec.link_colors:
+            for shape in p.getVisualShapeData(body, physicsClientId=client):
+                alphas.setdefault(int(shape[1]), float(shape[7][3]))
         for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
             if spec.mass_scale is not None:
                 mass = p.getDynamicsInfo(body, link, physicsClientId=client)[0]
                 if mass > 0:
-                    values["mass"].append([body, link, mass * float(rng.uniform(*spec.mass_scale))])
+                    values["mass"].append([body, link, mass * float(stream["mass"].uniform(*spec.mass_scale))])
             if spec.lateral_friction is not None:
-                values["lateral_friction"].append([body, link, float(rng.uniform(*spec.lateral_friction))])
+                mu = float(stream["lateral_friction"].uniform(*spec.lateral_friction))
+                values["lateral_friction"].append([body, link, mu])
             if spec.restitution is not None:
-                values["restitution"].append([body, link, float(rng.uniform(*spec.restitution))])
-        if spec.link_colors:
-            for shape in p.getVisualShapeData(body, physicsClientId=client):
-                rgb = rng.uniform(0.05, 1.0, size=3)
-                values["rgba"].append([body, shape[1], *map(float, rgb), float(shape[7][3])])
-    values["camera_seed"] = int(rng.integers(2**31)) if spec.jitters_cameras else None
+                values["restitution"].append([body, link, float(stream["restitution"].uniform(*spec.restitution))])
+            if spec.link_colors:
+                rgb = stream["rgba"].uniform(0.05, 1.0, size=3)  # drawn for every link: same colours at any detail
+                if link in alphas:
+                    values["rgba"].append([body, link, *map(float, rgb), alphas[link]])
+    values["camera_seed"] = int(stream["camera"].integers(2**31)) if spec.jitters_cameras else None
     apply_values(values, client)
     return values
 

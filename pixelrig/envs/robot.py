@@ -94,8 +94,8 @@ class RobotEnv(BulletEnv):
         visual_budget: triangles per visual mesh for "simplified".
         gpu: render on this CUDA device with EGL (see :class:`pixelrig.envs.BulletEnv`).
 
-    Observation: ``concat(q, qd)`` of the actuated joints (positions first), float32; bounds are the joint
-    limits widened by 5% of their range (pybullet's limits are soft), infinite where there is no limit.
+    Observation: ``concat(q, qd)`` of the actuated joints (positions first), float32, unbounded: pybullet's
+    joint limits are soft, so a joint driven hard goes past them, and the state is never clipped.
     ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise).
     """
 
@@ -289,13 +289,10 @@ class RobotEnv(BulletEnv):
         self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), (n,), np.float32)
         self.position_gains = self._gains("position_gain", position_gain, 0.1)
         self.velocity_gains = self._gains("velocity_gain", velocity_gain, 1.0)
-        qlow = np.array([j.lower - 0.05 * (j.upper - j.lower) if j.has_range else -np.inf for j in self.joints])
-        qhigh = np.array([j.upper + 0.05 * (j.upper - j.lower) if j.has_range else np.inf for j in self.joints])
-        low = np.concatenate([qlow, np.full(n, -np.inf)])
-        high = np.concatenate([qhigh, np.full(n, np.inf)])
-        if self.base_observation:
-            low, high = np.concatenate([low, np.full(13, -np.inf)]), np.concatenate([high, np.full(13, np.inf)])
-        self.observation_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        # Unbounded: pybullet's joint limits are soft (a torque at its bound pushes a joint past them), and
+        # nothing else bounds positions or velocities. The state is never clipped to fit a declared bound.
+        size = 2 * n + (13 if self.base_observation else 0)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
         if initial_qpos is None:
             self.initial_qpos = np.array([np.clip(0.0, j.lower, j.upper) if j.has_range else 0.0
                                           for j in self.joints])
@@ -331,13 +328,16 @@ class RobotEnv(BulletEnv):
         """Names of the actuated joints, in observation and action order."""
         return [j.name for j in self.joints]
 
-    def reset_task(self, options: dict[str, Any]) -> None:
-        names = self.joint_names
-        qpos = self._vector("qpos", options["qpos"], names) if "qpos" in options else None
-        qvel = self._vector("qvel", options["qvel"], names) if "qvel" in options else None
-        unknown = sorted(set(options) - {"qpos", "qvel"})
+    def check_reset_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(options) - {"qpos", "qvel"}, key=str)
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; RobotEnv takes 'qpos' and 'qvel'")
+        names = self.joint_names
+        return {k: self._vector(k, options[k], names) for k in ("qpos", "qvel") if k in options}
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        names = self.joint_names
+        qpos, qvel = options.get("qpos"), options.get("qvel")
         noise = self.reset_noise_scale + (self.randomize.joint_noise if self.randomize else 0.0)
         n = len(names)
         if qpos is None:
