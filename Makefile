@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(PY) -m pixelrig bench
 
 golden: $(STAMP)
-	$(PY) -m pixelrig golden --update
+	$(PY) -m tests.golden --update
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pixelrig tests benchmarks examples

@@ -18,7 +18,7 @@ WORKER = r"""
 import json, os, sys, time
 import gymnasium as gym
 import pixelrig
-from pixelrig.bench import rig_cameras
+from pixelrig.tools.bench.common import rig_cameras
 gpu = int(sys.argv[1])
 env = gym.make("pixelrig/PandaPush-v0", renderer="egl", gpu=gpu)
 out = {"gpu": gpu, "EGL_VISIBLE_DEVICES": os.environ.get("EGL_VISIBLE_DEVICES"),

@@ -5,7 +5,7 @@
 
 import sys
 
-from pixelrig.bench_lod import main
+from pixelrig.tools.bench.lod import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,9 @@
 """Train PPO on pixels with Stable-Baselines3 and plot the learning curve.
 
-    .venv/bin/python examples/sb3_pixels.py --steps 100000 --envs 2 --out docs/sb3_cartpole_pixels.png
+    .venv/bin/python examples/sb3_pixels.py --steps 400000 --envs 4 --out docs/sb3_cartpole_pixels.png
+
+writes the curve (the README's figure) and, next to it, docs/sb3_cartpole_pixels.json: the curve's data, the run's
+minutes, and 10 evaluation episodes of the trained policy (deterministic) and of random actions on the same seeds.
 
 CartPole-v0 seen by a camera tracking the cart (48x48 RGB, 3 stacked frames so that velocities are visible), no
 state vector: the policy must balance from pixels. One process per env (SB3's SubprocVecEnv over pixelrig envs).
@@ -12,6 +15,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -23,6 +27,7 @@ from pixelrig import Camera, PixelObs
 # most of the 48x48 image (a rotation of -90 degrees about x looks along +y with image-down = -z)
 CAMERA = Camera("track", width=48, height=48, fov=50.0, near=0.05, far=10.0, mount="cart", follow="position",
                 offset=((0.0, -1.6, 0.45), (-0.7071068, 0.0, 0.0, 0.7071068)), modalities=("rgb",))
+N_STACK = 3
 
 
 def make_env(seed: int = 0):
@@ -34,14 +39,14 @@ def make_env(seed: int = 0):
     return _make
 
 
-def train(steps: int, n_envs: int, seed: int = 0) -> tuple[list[int], list[float]]:
-    """Train; returns (timesteps, mean episode return over the last 20 episodes) as training goes."""
+def train_model(steps: int, n_envs: int, seed: int = 0) -> tuple[Any, list[int], list[float]]:
+    """Train; returns (the PPO model, timesteps, mean episode return over the last 20 episodes as training goes)."""
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack, VecMonitor
 
     venv = VecFrameStack(VecMonitor(SubprocVecEnv([make_env(i) for i in range(n_envs)], start_method="spawn")),
-                         n_stack=3)
+                         n_stack=N_STACK)
     curve_t, curve_r, returns = [], [], []
 
     class Curve(BaseCallback):
@@ -55,13 +60,46 @@ def train(steps: int, n_envs: int, seed: int = 0) -> tuple[list[int], list[float
 
     model = PPO("MultiInputPolicy", venv, n_steps=128, batch_size=256, n_epochs=4, learning_rate=2.5e-4,
                 clip_range=0.1, ent_coef=0.01, gamma=0.99, seed=seed, verbose=0)
-    model.learn(total_timesteps=steps, callback=Curve())
-    venv.close()
+    try:
+        model.learn(total_timesteps=steps, callback=Curve())
+    finally:
+        venv.close()
+    return model, curve_t, curve_r
+
+
+def train(steps: int, n_envs: int, seed: int = 0) -> tuple[list[int], list[float]]:
+    """Train; returns (timesteps, mean episode return over the last 20 episodes) as training goes."""
+    _, curve_t, curve_r = train_model(steps, n_envs, seed)
     return curve_t, curve_r
 
 
+def evaluate(model: Any | None, seeds: list[int]) -> list[float]:
+    """The return of one episode per seed (``reset(seed=s)``), with the model's deterministic actions, or with
+    uniformly random actions (drawn from a generator seeded with ``s``) when ``model`` is None."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack
+
+    venv = VecFrameStack(DummyVecEnv([make_env()]), n_stack=N_STACK)
+    returns = []
+    try:
+        for seed in seeds:
+            venv.seed(seed)
+            obs, total, done = venv.reset(), 0.0, False
+            rng = np.random.default_rng(seed)
+            while not done:
+                if model is None:
+                    action = rng.uniform(-1.0, 1.0, (1, 1)).astype(np.float32)
+                else:
+                    action, _ = model.predict(obs, deterministic=True)
+                obs, reward, dones, _ = venv.step(action)
+                total, done = total + float(reward[0]), bool(dones[0])
+            returns.append(total)
+    finally:
+        venv.close()
+    return returns
+
+
 def plot(t: list[int], r: list[float], path: Path, title: str) -> None:
-    from pixelrig.plot import line_chart
+    from pixelrig.tools.plot import line_chart
 
     line_chart({"PPO, pixels only": (t, r)}, path, title=title, x_label="env steps",
                y_label="mean return (last 20 episodes)")
@@ -71,15 +109,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--envs", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--out", default="docs/sb3_cartpole_pixels.png")
     args = parser.parse_args()
     start = time.time()
-    t, r = train(args.steps, args.envs)
+    model, t, r = train_model(args.steps, args.envs, args.seed)
     minutes = (time.time() - start) / 60
     plot(t, r, Path(args.out),
          f"PPO (SB3) on pixelrig/CartPole-v0 from 48x48 pixels only, {minutes:.0f} min on 2 CPU cores")
-    Path(args.out).with_suffix(".json").write_text(json.dumps({"t": t, "mean_return": r, "minutes": minutes}))
-    print(f"first mean return {r[0] if r else None}, last {r[-1] if r else None}, {minutes:.1f} min -> {args.out}")
+    seeds = list(range(1000, 1000 + args.eval_episodes))
+    trained, random = evaluate(model, seeds), evaluate(None, seeds)
+    Path(args.out).with_suffix(".json").write_text(json.dumps({
+        "command": f"examples/sb3_pixels.py --steps {args.steps} --envs {args.envs} --seed {args.seed}",
+        "steps": args.steps, "envs": args.envs, "seed": args.seed, "minutes": minutes,
+        "t": t, "mean_return": r,
+        "eval_seeds": seeds, "eval_returns_deterministic": trained, "eval_returns_random": random,
+    }))
+    print(f"mean return (last 20) first {r[0] if r else None}, last {r[-1] if r else None}; "
+          f"eval {np.mean(trained):.1f} vs random {np.mean(random):.1f}; {minutes:.1f} min -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 
-from pixelrig.demo import run_demo
+from pixelrig.tools.demo import run_demo
 
 
 def test_demo_writes_sheet_and_video(tmp_path: Path) -> None:

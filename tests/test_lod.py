@@ -17,6 +17,7 @@ import pixelrig
 from pixelrig import PixelObs, RobotEnv, restore, snapshot
 from pixelrig.envs import lod, meshcache
 from pixelrig.envs.panda import PushExpert
+from pixelrig.tools.bench.fidelity import detail_fidelity
 
 from .conftest import assert_trees_equal, physics_state
 
@@ -54,32 +55,6 @@ def test_physics_observations_rewards_and_snapshot_identical_at_every_detail() -
         assert names == run_names
 
 
-def fidelity(env_id: str, detail: str, steps: int = 15) -> dict[str, float]:
-    """Label agreement, depth median |diff| (m) and RGB mean |diff| of ``detail`` against "full", over the env's
-    default cameras, at reset and after ``steps`` scripted steps."""
-    frames = {}
-    for d in ("full", detail):
-        env = PixelObs(gym.make(env_id, visual_detail=d), pixels_only=True)
-        obs, _ = env.reset(seed=1)
-        env.action_space.seed(1)
-        seen = [obs]
-        for _ in range(steps):
-            seen.append(env.step(env.action_space.sample())[0])
-        frames[d] = seen
-        env.close()
-    label, depth, rgb = [], [], []
-    for a, b in zip(frames["full"], frames[detail], strict=True):
-        for key in a:
-            if key.endswith("/label"):
-                label.append(np.mean(a[key] == b[key]))
-            elif key.endswith("/depth"):
-                depth.append(np.abs(a[key] - b[key]).ravel())
-            else:
-                rgb.append(np.abs(a[key].astype(int) - b[key]).mean())
-    return {"label": float(np.mean(label)), "depth": float(np.median(np.concatenate(depth))),
-            "rgb": float(np.mean(rgb))}
-
-
 @pytest.mark.parametrize("env_id", ["pixelrig/PandaPush-v0", "pixelrig/PandaReach-v0"])
 @pytest.mark.parametrize("detail,rgb_tolerance", [("simplified", 6.0), ("collision", 25.0)])
 def test_fidelity_against_full(env_id: str, detail: str, rgb_tolerance: float) -> None:
@@ -87,7 +62,7 @@ def test_fidelity_against_full(env_id: str, detail: str, rgb_tolerance: float) -
     levels for "simplified" (texture kept; decimation moves silhouettes by about a pixel), allowed 6; about 17
     for "collision" (one mean colour per link: the Panda's dark joints and the table's texture are gone),
     allowed 25."""
-    f = fidelity(env_id, detail)
+    f = detail_fidelity(env_id, detail)
     assert f["label"] >= 0.97, f
     assert f["depth"] <= 0.005, f
     assert f["rgb"] <= rgb_tolerance, f

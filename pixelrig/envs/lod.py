@@ -27,7 +27,6 @@ from pathlib import Path
 import pybullet_data
 
 from pixelrig.envs import meshcache
-from pixelrig.progress import Progress
 
 VISUAL_DETAILS = ("full", "simplified", "collision")
 DEFAULT_BUDGET = 100
@@ -125,8 +124,12 @@ def _prepare(path: Path, kind: str, detail: str, budget: int) -> Path:
     if detail == "simplified":
         simplified = {m: meshcache.cached_simplified(m, budget) for m in visual_meshes}
         todo = [m for m, hit in simplified.items() if hit is None]
-        for mesh in Progress(todo, f"simplifying {len(todo)} meshes of {path.name} (cached for next time)"):
-            simplified[mesh] = meshcache.simplify_to_cache(mesh, budget)
+        if todo:
+            from tqdm import tqdm
+
+            label = f"simplifying {len(todo)} meshes of {path.name} (cached for next time)"
+            for mesh in tqdm(todo, desc=label, unit="mesh"):
+                simplified[mesh] = meshcache.simplify_to_cache(mesh, budget)
     for el, attr, visual in refs:
         mesh = resolved[id(el)]
         if mesh is not None:

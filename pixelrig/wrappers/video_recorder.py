@@ -13,7 +13,11 @@ from pixelrig.wrappers.frames import CameraChoice, FrameSource
 
 
 def capped_cubic_video_schedule(episode_id: int) -> bool:
-    """Gymnasium's default schedule: episodes 0, 1, 8, 27, ..., 729, then every 1000th."""
+    """Gymnasium's default schedule: episodes 0, 1, 8, 27, ..., 729, then every 1000th.
+
+    Gymnasium's own ``gymnasium.utils.save_video.capped_cubic_video_schedule`` lives in a module that raises
+    ``DependencyNotInstalled`` on import unless moviepy is installed, which pixelrig does not need; a test checks
+    that this one decides exactly as Gymnasium's does."""
     if episode_id < 1000:
         return int(round(episode_id ** (1.0 / 3))) ** 3 == episode_id
     return episode_id % 1000 == 0

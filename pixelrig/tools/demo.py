@@ -11,9 +11,9 @@ from pathlib import Path
 import gymnasium as gym
 import imageio.v2 as imageio
 import numpy as np
+from tqdm import tqdm
 
 from pixelrig.envs.panda import PushExpert
-from pixelrig.progress import Progress
 from pixelrig.render.mosaic import tile_rig
 from pixelrig.wrappers.pixel_obs import PixelObs
 from pixelrig.wrappers.video_recorder import VideoRecorder
@@ -71,7 +71,7 @@ def run_demo(
     episodes, successes = 1, 0
     obs, _ = env.reset(seed=seed)
     env.action_space.seed(seed)
-    for _ in Progress(range(steps), "demo: stepping the rig"):
+    for _ in tqdm(range(steps), desc="demo: stepping the rig", unit="step"):
         action = policy(obs["state"]) if scripted else env.action_space.sample()
         obs, _, terminated, truncated, info = env.step(action)
         score = visible_bodies(obs)

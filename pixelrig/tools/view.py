@@ -8,10 +8,10 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from tqdm import tqdm
 
 from pixelrig.cameras.rigfile import load_rig
 from pixelrig.cameras.spec import Camera
-from pixelrig.progress import Progress
 from pixelrig.render.window import DisplayWindow
 from pixelrig.wrappers.frames import FrameSource
 from pixelrig.wrappers.human_window import HumanWindow
@@ -67,7 +67,7 @@ def run_viewer(source: str, cams: str | Path | None = None, steps: int | None = 
     env.action_space.seed(seed)
     start, n = time.monotonic(), 0
     try:
-        for _ in Progress(range(steps) if steps else _forever(), f"viewing {source}", total=steps):
+        for _ in tqdm(range(steps) if steps else _forever(), desc=f"viewing {source}", total=steps, unit="step"):
             if window.closed:
                 break
             result = env.step(hold_action(env, policy))

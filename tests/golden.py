@@ -1,4 +1,5 @@
-"""Golden images: render fixed scenes per backend, compare with the files in ``golden/``, regenerate them.
+"""Golden images, a test-suite concern: render fixed scenes per backend, compare with the files in ``golden/``,
+regenerate them (``make golden``, i.e. ``python -m tests.golden --update``; the repository holds the goldens).
 
 Files: ``golden/<backend>/<scene>_<camera>_<modality>.png`` -- rgb as RGB PNG, depth as 16-bit PNG in
 millimetres, labels as an indexed (palette) PNG whose index is body id + 1 (0 = background), exact and viewable.
@@ -162,7 +163,7 @@ def check_scene(scene: str, backend: str, root: Path = GOLDEN_DIR) -> list[str]:
         modality = key.split("/")[1]
         path = golden_file(backend, scene, key, root)
         if not path.exists():
-            failures.append(f"{path}: missing (run `pixelrig golden --update`)")
+            failures.append(f"{path}: missing (run `make golden`)")
             continue
         expected = decode(modality, Image.open(path))
         cmp = compare(modality, expected, _normalise(modality, actual), tolerances[modality])
@@ -203,3 +204,24 @@ def update_all(backend: str = "all", root: Path = GOLDEN_DIR, scenes: Iterable[s
                 encode(modality, actual).save(path)
                 lines.append(f"{path.relative_to(root)}: {status}")
     return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.golden [--update] [--backend tiny|egl|all]`` from the repository (``make golden``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__)
+    parser.add_argument("--update", action="store_true", help="regenerate the golden images, print what changed")
+    parser.add_argument("--backend", choices=("tiny", "egl", "all"), default="all")
+    args = parser.parse_args(argv)
+    if args.update:
+        for line in update_all(args.backend):
+            print(line)
+        return 0
+    failures = check_all(args.backend)
+    print("\n".join(failures + ["golden images: " + ("all match" if not failures else f"{len(failures)} mismatches")]))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

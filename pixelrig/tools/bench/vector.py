@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pixelrig.bench import machine
+from pixelrig.tools.bench.common import machine
 from pixelrig.vector import make_vec
 
 

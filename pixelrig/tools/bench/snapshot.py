@@ -18,8 +18,8 @@ from typing import Any
 import gymnasium as gym
 import pybullet as p
 
-from pixelrig.bench import machine
 from pixelrig.snapshot import Snapshot, restore, snapshot
+from pixelrig.tools.bench.common import machine
 
 
 def _times(fn: Callable[[], Any], repeats: int) -> list[float]:

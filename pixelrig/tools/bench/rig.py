@@ -15,45 +15,22 @@ Figures are rig frames per second (one frame = every camera once); the table giv
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import dataclasses
-import json
-import platform
 import statistics
 import time
-from collections.abc import Callable
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pybullet as p
 
-from pixelrig.cameras.spec import Camera
 from pixelrig.render.backends import capture_native_stdout
-from pixelrig.render.choice import probe_egl
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
+from pixelrig.tools.bench.common import cell, rig_cameras, timed
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 SCENES = {"pandapush": "pixelrig/PandaPush-v0", "cartpole": "pixelrig/CartPole-v0"}
 _FLAG = {"tiny": p.ER_TINY_RENDERER, "egl": p.ER_BULLET_HARDWARE_OPENGL}
-
-
-def rig_cameras(env: gym.Env, size: int, n_cams: int, modalities: tuple[str, ...]) -> list[Camera]:
-    """The env's default cameras (repeated if needed) at ``size``² with ``modalities``."""
-    base = [Camera.from_dict(c) for c in env.unwrapped.default_cameras()]
-    cams = [base[i % len(base)] for i in range(n_cams)]
-    return [dataclasses.replace(c, name=f"{c.name}{i}", width=size, height=size, modalities=modalities)
-            for i, c in enumerate(cams)]
-
-
-def _timed(fn: Callable[[], Any], frames: int) -> float:
-    start = time.perf_counter()
-    for _ in range(frames):
-        fn()
-    return frames / (time.perf_counter() - start)
 
 
 def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
@@ -115,7 +92,7 @@ def _measure(scene: str, renderer: str, size: int, n_cams: int, modalities: tupl
         samples: dict[str, list[float]] = {k: [] for k in variants}
         for _ in range(repeats):
             for name, fn in variants.items():
-                samples[name].append(_timed(fn, frames))
+                samples[name].append(timed(fn, frames))
     finally:
         wrapped.close()
     med = {k: statistics.median(v) for k, v in samples.items()}
@@ -146,19 +123,6 @@ def format_table(results: list[dict[str, Any]]) -> str:
             f"{r['ratio_naive_vs_raw']:.3f} | {r['ratio_pixelobs_vs_raw_step']:.3f} |"
         )
     return "\n".join(lines)
-
-
-def machine() -> str:
-    """One line describing this machine."""
-    import os
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, pybullet {p.getAPIVersion()}"
 
 
 def rig_matrix(renderers: list[str], sizes: list[int], cams: list[int], frames: int,
@@ -232,25 +196,21 @@ def soak(frames: int = 20_000, warmup: int = 2_000, every: int = 1_000) -> dict[
             "growth_bytes_after_warmup": after[-1][1] - after[0][1] if after else 0}
 
 
-def _cell(median: float, spread: list[float]) -> str:
-    return f"{median:.1f} [{spread[0]:.1f}..{spread[1]:.1f}]"
-
-
 def format_matrix(results: list[dict[str, Any]]) -> str:
     lines = ["| backend | cams | size | modalities | raw fps | naive fps | rig fps | rig/raw | naive/raw |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         m, sp = r["median_fps"], r["spread_fps"]
         lines.append(f"| {r['renderer']} | {r['cameras']} | {r['size']}² | {'+'.join(r['modalities'])} | "
-                     f"{_cell(m['raw'], sp['raw'])} | {_cell(m['naive'], sp['naive'])} | "
-                     f"{_cell(m['rig'], sp['rig'])} | "
+                     f"{cell(m['raw'], sp['raw'])} | {cell(m['naive'], sp['naive'])} | "
+                     f"{cell(m['rig'], sp['rig'])} | "
                      f"{r['ratio_rig_vs_raw']:.3f} | {r['ratio_naive_vs_raw']:.3f} |")
     return "\n".join(lines)
 
 
 def plot_matrix(results: list[dict[str, Any]], path: str) -> None:
     """frames/s of the rig vs resolution, one line per backend x cameras x modalities."""
-    from pixelrig.plot import line_chart
+    from pixelrig.tools.plot import line_chart
 
     series: dict[str, tuple[list[float], list[float]]] = {}
     for r in results:
@@ -260,80 +220,3 @@ def plot_matrix(results: list[dict[str, Any]], path: str) -> None:
         ys.append(r["median_fps"]["rig"])
     line_chart(series, path, title="CameraRig frames/s vs resolution (PandaPush-v0, default detail)",
                x_label="image side (pixels)", y_label="rig frames/s", log_y=True)
-
-
-SECTIONS = ("headline", "matrix", "addrender", "snapshot", "vector", "soak")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pixelrig bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", default=",".join(SECTIONS), help="comma list of " + ",".join(SECTIONS))
-    parser.add_argument("--scenes", default="pandapush,cartpole", help="headline scenes: " + ",".join(SCENES))
-    parser.add_argument("--renderers", default="tiny,egl", help="comma list; egl is skipped where unavailable")
-    parser.add_argument("--size", type=int, default=84, help="headline image size")
-    parser.add_argument("--cams", type=int, default=3, help="headline camera count")
-    parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="fewer frames, repeats and matrix sizes")
-    parser.add_argument("--json", default="out/bench.json", help="write the results here")
-    parser.add_argument("--plot", default="out/bench_fps.png", help="write the matrix plot here")
-    args = parser.parse_args(argv)
-    sections = args.sections.split(",")
-    unknown = sorted(set(sections) - set(SECTIONS))
-    if unknown:
-        parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
-    if args.quick:
-        args.frames, args.repeats = 5, 2
-    renderers = [r for r in args.renderers.split(",") if r != "egl" or probe_egl().ok]
-    report: dict[str, Any] = {"date": date.today().isoformat(), "machine": machine()}
-    print(f"pixelrig bench, {report['date']}, {report['machine']}")
-    if "headline" in sections:
-        report["headline"] = [measure(scene, r, args.size, args.cams, frames=args.frames, repeats=args.repeats)
-                              for scene in args.scenes.split(",") for r in renderers]
-        print("\n## rig vs raw pybullet, and PixelObs steps\n" + format_table(report["headline"]))
-    if "matrix" in sections:
-        sizes = [64, 128] if args.quick else [64, 84, 128, 256]
-        report["matrix"] = rig_matrix(renderers, sizes, [1, 3], max(3, args.frames // 2), args.repeats)
-        print("\n## rig matrix (PandaPush-v0)\n" + format_matrix(report["matrix"]))
-        plot_matrix(report["matrix"], args.plot)
-        print(f"(plot: {args.plot})")
-    if "addrender" in sections:
-        report["addrender"] = add_render_comparison(["pixelrig/CartPole-v0", "pixelrig/PandaPush-v0"],
-                                                    steps=max(10, args.frames), repeats=args.repeats)
-        print("\n## env steps/s: PixelObs vs Gymnasium AddRenderObservation (same 320x240 render camera)")
-        print("| env | PixelObs | AddRenderObservation | ratio |\n|---|---|---|---|")
-        for r in report["addrender"]:
-            m, sp = r["median_steps_per_s"], r["spread"]
-            print(f"| {r['env']} | {_cell(m['PixelObs'], sp['PixelObs'])} | "
-                  f"{_cell(m['AddRenderObservation'], sp['AddRenderObservation'])} | {r['ratio']:.3f} |")
-    if "snapshot" in sections:
-        from pixelrig.bench_snapshot import measure as snapshot_measure
-
-        report["snapshot"] = [snapshot_measure(e, repeats=10 if args.quick else 50)
-                              for e in ("pixelrig/HalfCheetah-v0", "pixelrig/PandaPush-v0")]
-        print("\n## snapshot + restore (ms, median) and size\n| env | pybullet save+restore | pixelrig snapshot"
-              " | pixelrig restore | snapshot bytes |\n|---|---|---|---|---|")
-        for r in report["snapshot"]:
-            m = r["median_ms"]
-            print(f"| {r['env']} | {r['pybullet_round_trip_ms']:.2f} | {m['pixelrig snapshot']:.2f} | "
-                  f"{m['pixelrig restore']:.2f} | {r['snapshot_bytes']} |")
-    if "vector" in sections:
-        from pixelrig.bench_vector import measure as vector_measure
-
-        report["vector"] = [vector_measure("pixelrig/PandaPush-v0", 20 if args.quick else 60, args.repeats)]
-        r = report["vector"][0]
-        print(f"\n## vector scaling (PandaPush-v0, async)\n1 worker {r['median'][1]:.1f} steps/s, 2 workers "
-              f"{r['median'][2]:.1f} steps/s: {r['scaling']:.2f}x")
-    if "soak" in sections:
-        report["soak"] = soak(2_000 if args.quick else 20_000, warmup=500 if args.quick else 2_000,
-                              every=100 if args.quick else 1_000)
-        r = report["soak"]
-        print(f"\n## soak: {r['frames']} frames, peak RSS {r['peak_rss_bytes'] / 2**20:.1f} MiB, growth after "
-              f"warm-up {r['growth_bytes_after_warmup'] / 1024:.0f} KiB "
-              f"({r['growth_bytes_per_frame_after_warmup']:.1f} bytes/frame)")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-        print(f"(results: {args.json})")
-    return 0

@@ -1,0 +1,49 @@
+"""How alike two renderings of the same states are: label pixels equal, depth median |diff| and RGB mean |diff|
+(used for level of detail against "full" and for one renderer against another)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from pixelrig.wrappers.pixel_obs import PixelObs
+
+
+def agreement(reference: Sequence[Mapping[str, np.ndarray]], other: Sequence[Mapping[str, np.ndarray]]
+              ) -> dict[str, float]:
+    """Compare two sequences of rig observations (same keys, same states).
+
+    Returns:
+        ``label``: fraction of label pixels equal (mean over frames and cameras); ``depth``: median |diff| in
+        metres over every depth pixel; ``rgb``: mean |diff| in levels (0..255), averaged over frames and cameras.
+    """
+    label, depth, rgb = [], [], []
+    for a, b in zip(reference, other, strict=True):
+        for key in a:
+            if key.endswith("/label"):
+                label.append(np.mean(a[key] == b[key]))
+            elif key.endswith("/depth"):
+                depth.append(np.abs(a[key].astype(np.float64) - b[key]).ravel())
+            elif key.endswith("/rgb"):
+                rgb.append(np.abs(a[key].astype(int) - b[key]).mean())
+    return {"label": float(np.mean(label)), "depth": float(np.median(np.concatenate(depth))),
+            "rgb": float(np.mean(rgb))}
+
+
+def rig_frames(env_id: str, steps: int = 15, seed: int = 1, **kwargs: Any) -> list[dict[str, np.ndarray]]:
+    """The env's default rig at reset and after ``steps`` seeded random actions (pixels only)."""
+    env = PixelObs(gym.make(env_id, **kwargs), pixels_only=True)
+    try:
+        obs, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        return [obs] + [env.step(env.action_space.sample())[0] for _ in range(steps)]
+    finally:
+        env.close()
+
+
+def detail_fidelity(env_id: str, detail: str, steps: int = 15) -> dict[str, float]:
+    """``detail`` against "full" over the env's default cameras, at reset and after ``steps`` random steps."""
+    return agreement(rig_frames(env_id, steps, visual_detail="full"), rig_frames(env_id, steps, visual_detail=detail))

@@ -1,0 +1,106 @@
+"""``pixelrig bench``: every benchmark section in one run, printed as the README's tables and written to
+``docs/bench.json`` (the file the README's tables come from) with the matrix plot beside it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import date
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from pixelrig.render.choice import probe_egl
+from pixelrig.tools.bench.common import cell, machine
+from pixelrig.tools.bench.lod import format_lod, lod_report
+from pixelrig.tools.bench.rig import (
+    SCENES,
+    add_render_comparison,
+    format_matrix,
+    format_table,
+    measure,
+    plot_matrix,
+    rig_matrix,
+    soak,
+)
+
+SECTIONS = ("headline", "matrix", "lod", "addrender", "snapshot", "vector", "soak")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pixelrig bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="comma list of " + ",".join(SECTIONS))
+    parser.add_argument("--scenes", default="pandapush,cartpole", help="headline scenes: " + ",".join(SCENES))
+    parser.add_argument("--renderers", default="tiny,egl", help="comma list; egl is skipped where unavailable")
+    parser.add_argument("--size", type=int, default=84, help="headline image size")
+    parser.add_argument("--cams", type=int, default=3, help="headline camera count")
+    parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="fewer frames, repeats and matrix sizes")
+    parser.add_argument("--json", default="docs/bench.json", help="write the results here (the README's source)")
+    parser.add_argument("--plot", default="docs/bench_fps.png", help="write the matrix plot here")
+    args = parser.parse_args(argv)
+    sections = args.sections.split(",")
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
+    if args.quick:
+        args.frames, args.repeats = 5, 2
+    renderers = [r for r in args.renderers.split(",") if r != "egl" or probe_egl().ok]
+    report: dict[str, Any] = {"date": date.today().isoformat(), "machine": machine(),
+                              "pybullet": version("pybullet"), "pixelrig": version("pixelrig")}
+    print(f"pixelrig bench, {report['date']}, {report['machine']}")
+    if "headline" in sections:
+        report["headline"] = [measure(scene, r, args.size, args.cams, frames=args.frames, repeats=args.repeats)
+                              for scene in args.scenes.split(",") for r in renderers]
+        print("\n## rig vs raw pybullet, and PixelObs steps\n" + format_table(report["headline"]))
+    if "matrix" in sections:
+        sizes = [64, 128] if args.quick else [64, 84, 128, 256]
+        report["matrix"] = rig_matrix(renderers, sizes, [1, 3], max(3, args.frames // 2), args.repeats)
+        print("\n## rig matrix (PandaPush-v0)\n" + format_matrix(report["matrix"]))
+        plot_matrix(report["matrix"], args.plot)
+        print(f"(plot: {args.plot})")
+    if "lod" in sections:
+        report["lod"] = lod_report(renderers, [84] if args.quick else [84, 128], frames=max(5, args.frames // 2),
+                                   repeats=args.repeats)
+        print("\n## level of detail (PandaPush-v0, 3 cameras, rgb+depth+label)\n" + format_lod(report["lod"]))
+    if "addrender" in sections:
+        report["addrender"] = add_render_comparison(["pixelrig/CartPole-v0", "pixelrig/PandaPush-v0"],
+                                                    steps=max(10, args.frames), repeats=args.repeats)
+        print("\n## env steps/s: PixelObs vs Gymnasium AddRenderObservation (same 320x240 render camera)")
+        print("| env | PixelObs | AddRenderObservation | ratio |\n|---|---|---|---|")
+        for r in report["addrender"]:
+            m, sp = r["median_steps_per_s"], r["spread"]
+            print(f"| {r['env']} | {cell(m['PixelObs'], sp['PixelObs'])} | "
+                  f"{cell(m['AddRenderObservation'], sp['AddRenderObservation'])} | {r['ratio']:.3f} |")
+    if "snapshot" in sections:
+        from pixelrig.tools.bench.snapshot import measure as snapshot_measure
+
+        report["snapshot"] = [snapshot_measure(e, repeats=10 if args.quick else 50)
+                              for e in ("pixelrig/HalfCheetah-v0", "pixelrig/PandaPush-v0")]
+        print("\n## snapshot + restore (ms, median) and size\n| env | pybullet save+restore | pixelrig snapshot"
+              " | pixelrig restore | snapshot bytes |\n|---|---|---|---|---|")
+        for r in report["snapshot"]:
+            m = r["median_ms"]
+            print(f"| {r['env']} | {r['pybullet_round_trip_ms']:.2f} | {m['pixelrig snapshot']:.2f} | "
+                  f"{m['pixelrig restore']:.2f} | {r['snapshot_bytes']} |")
+    if "vector" in sections:
+        from pixelrig.tools.bench.vector import measure as vector_measure
+
+        report["vector"] = [vector_measure("pixelrig/PandaPush-v0", 20 if args.quick else 60, args.repeats)]
+        r = report["vector"][0]
+        print(f"\n## vector scaling (PandaPush-v0, async)\n1 worker {r['median'][1]:.1f} steps/s, 2 workers "
+              f"{r['median'][2]:.1f} steps/s: {r['scaling']:.2f}x")
+    if "soak" in sections:
+        report["soak"] = soak(2_000 if args.quick else 20_000, warmup=500 if args.quick else 2_000,
+                              every=100 if args.quick else 1_000)
+        r = report["soak"]
+        print(f"\n## soak: {r['frames']} frames, peak RSS {r['peak_rss_bytes'] / 2**20:.1f} MiB, growth after "
+              f"warm-up {r['growth_bytes_after_warmup'] / 1024:.0f} KiB "
+              f"({r['growth_bytes_per_frame_after_warmup']:.1f} bytes/frame)")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
+        print(f"(results: {args.json})")
+    return 0
