@@ -6,6 +6,7 @@ Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pi
 from pixelrig.cameras import Camera, CameraRig
 from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
 from pixelrig.render import RendererUnavailable, resolve_renderer
+from pixelrig.render.window import DisplayUnavailable
 from pixelrig.snapshot import Snapshot, restore, snapshot
 from pixelrig.vector import make_vec
 from pixelrig.wrappers import HumanWindow, PixelObs, VideoRecorder
@@ -18,6 +19,7 @@ __all__ = [
     "BulletEnv",
     "Camera",
     "CameraRig",
+    "DisplayUnavailable",
     "HumanWindow",
     "PixelObs",
     "Randomization",

@@ -28,9 +28,9 @@ FAILURE_DIR = REPO / "build" / "golden-failures"
 
 
 def _primitives(renderer: str) -> gym.Env:
-    from pixelrig.envs.scenes import PrimitivesScene
+    from pixelrig.envs.scenes import PrimitivesEnv
 
-    return PrimitivesScene(renderer=renderer)
+    return PrimitivesEnv(renderer=renderer)
 
 
 def _registered(env_id: str, **kwargs: Any) -> Callable[[str], gym.Env]:

@@ -67,7 +67,7 @@ def test_human_window_shows_the_tiled_rig(xvfb: str) -> None:
     env = HumanWindow(PixelObs(gym.make("pixelrig/PandaPush-v0")), scale=1, title="pixelrig test: rig")
     try:
         obs, _ = env.reset(seed=0)
-        expected = env.source.frame(obs)
+        expected = env.frame_source.frame(obs)
         assert expected.shape == (3 * 84, 3 * 84, 3)  # 3 cameras x (rgb | depth | label)
         shot = screenshot_of(xvfb, "pixelrig test: rig", expect=expected)
         assert np.abs(shot.astype(int) - expected).mean() < 1.0

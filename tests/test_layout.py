@@ -90,3 +90,45 @@ def test_non_editable_install_runs_from_another_directory(tmp_path: Path) -> Non
     bench_help = subprocess.run([sys.executable, "-m", "pixelrig", "bench", "--help"], cwd=cwd, capture_output=True,
                                 text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(target)})
     assert bench_help.returncode == 0 and "--sections" in bench_help.stdout, bench_help.stderr[-2000:]
+
+
+def test_public_names_are_where_the_readme_says() -> None:
+    from pixelrig.envs import BulletEnv, HasBulletClient
+    from pixelrig.render.window import DisplayUnavailable
+
+    assert pixelrig.DisplayUnavailable is DisplayUnavailable
+    assert isinstance(pixelrig.make_vec, type(test_public_names_are_where_the_readme_says))
+    assert issubclass(BulletEnv, pixelrig.BulletEnv) and HasBulletClient is not None
+
+
+def test_render_options_are_one_list_of_constructor_parameters() -> None:
+    """BulletEnv.RENDER_OPTIONS is the one list of render-only kwargs (snapshots ignore them); each must be a real
+    parameter of the constructor, so a renamed option cannot silently fall out of it."""
+    import inspect
+
+    from pixelrig.envs import BulletEnv
+
+    params = inspect.signature(BulletEnv.__init__).parameters
+    assert set(BulletEnv.RENDER_OPTIONS) <= set(params), sorted(set(BulletEnv.RENDER_OPTIONS) - set(params))
+
+
+def test_frame_source_does_not_shadow_robot_source(tmp_path: Path) -> None:
+    """``get_wrapper_attr("source")`` finds RobotEnv's model path, not a window's or recorder's frame source."""
+    import gymnasium as gym
+
+    env = pixelrig.VideoRecorder(pixelrig.PixelObs(gym.make("pixelrig/Robot-v0", source="r2d2.urdf")), tmp_path)
+    try:
+        assert env.get_wrapper_attr("source") == "r2d2.urdf"
+    finally:
+        env.close()
+
+
+def test_default_cameras_are_cameras() -> None:
+    import gymnasium as gym
+
+    for env_id in ("pixelrig/CartPole-v0", "pixelrig/PandaPush-v0", "pixelrig/Ant-v0"):
+        env = gym.make(env_id)
+        try:
+            assert all(isinstance(c, pixelrig.Camera) for c in env.unwrapped.default_cameras())
+        finally:
+            env.close()

@@ -8,6 +8,7 @@ import numpy as np
 import pybullet as p
 from gymnasium import spaces
 
+from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
 
 
@@ -69,8 +70,8 @@ class CartPoleEnv(BulletEnv):
         return {"eye": (0.0, -4.0, 0.6), "target": (0.0, 0.0, 0.3), "fov": 50.0, "width": 320, "height": 240,
                 "near": 0.05, "far": 10.0}
 
-    def default_cameras(self) -> list[CameraSpec]:
-        return [
+    def default_cameras(self) -> list[Camera]:
+        return [Camera.from_dict(c) for c in [
             {"name": "front", "eye": (0.0, -2.6, 0.45), "target": (0.0, 0.0, 0.35), "fov": 55.0, "width": 84,
              "height": 84, "near": 0.05, "far": 10.0, "modalities": ("rgb", "depth", "label")},
-        ]
+        ]]

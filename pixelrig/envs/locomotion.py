@@ -16,12 +16,14 @@ Shared by all four:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
 import pybullet as p
 from gymnasium import spaces
 
+from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.models import mjcf_motors, resolve_model_path
 
@@ -158,15 +160,17 @@ class LocomotionEnv(BulletEnv):
         return {"eye": (x + 1.0, y - 3.2, 1.2), "target": (x, y, 0.5), "fov": 50.0, "width": 320, "height": 240,
                 "near": 0.05, "far": 30.0}
 
-    def default_cameras(self) -> list[CameraSpec]:
-        return [{"name": "side", "eye": (1.0, -3.2, 1.2), "target": (0.0, 0.0, 0.5), "fov": 55.0, "width": 84,
-                 "height": 84, "near": 0.05, "far": 30.0, "modalities": ("rgb", "depth", "label")},
-                # follows the torso's position (not its rotation): 3 m to its side, 1 m up, looking along +y and
-                # 10 degrees down (a rotation of -100 degrees about x)
-                {"name": "track", "mount": "torso", "follow": "position",
-                 "offset": ((0.0, -3.0, self.track_height), (-0.7660444, 0.0, 0.0, 0.6427876)), "fov": 45.0,
-                 "width": 64,
-                 "height": 64, "near": 0.05, "far": 30.0, "modalities": ("rgb", "depth", "label")}]
+    def default_cameras(self) -> list[Camera]:
+        rgbdl = ("rgb", "depth", "label")
+        return [
+            Camera("side", eye=(1.0, -3.2, 1.2), target=(0.0, 0.0, 0.5), fov=55.0, width=84, height=84, near=0.05,
+                   far=30.0, modalities=rgbdl),
+            # follows the torso's position (not its rotation): 3 m to its side, 1 m up, looking along +y and
+            # 10 degrees down (a rotation of -100 degrees about x)
+            Camera("track", mount="torso", follow="position",
+                   offset=((0.0, -3.0, self.track_height), (-0.7660444, 0.0, 0.0, 0.6427876)), fov=45.0, width=64,
+                   height=64, near=0.05, far=30.0, modalities=rgbdl),
+        ]
 
 
 class HalfCheetahEnv(LocomotionEnv):
@@ -257,7 +261,7 @@ class AntEnv(LocomotionEnv):
                             physicsClientId=c)
         self.last_x = float(pos[0])
 
-    def default_cameras(self) -> list[CameraSpec]:
+    def default_cameras(self) -> list[Camera]:
         cams = super().default_cameras()
-        cams[0] = dict(cams[0], eye=(2.5, -2.5, 2.2), target=(0.0, 0.0, 0.4))
+        cams[0] = dataclasses.replace(cams[0], eye=(2.5, -2.5, 2.2), target=(0.0, 0.0, 0.4))
         return cams

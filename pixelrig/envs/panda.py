@@ -9,6 +9,7 @@ import numpy as np
 import pybullet as p
 from gymnasium import spaces
 
+from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.lod import DEFAULT_BUDGET
 
@@ -111,9 +112,9 @@ class PandaEnv(BulletEnv):
         return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "width": 320, "height": 240,
                 "near": 0.05, "far": 5.0}
 
-    def default_cameras(self) -> list[CameraSpec]:
+    def default_cameras(self) -> list[Camera]:
         rgbdl = ("rgb", "depth", "label")
-        return [
+        return [Camera.from_dict(c) for c in [
             {"name": "front", "eye": (0.95, 0.0, 1.25), "target": (0.5, 0.0, 0.63), "fov": 55.0,
              "width": 84, "height": 84, "near": 0.05, "far": 4.0, "modalities": rgbdl},
             {"name": "side", "eye": (0.55, -0.75, 1.1), "target": (0.55, 0.0, 0.63), "fov": 50.0,
@@ -122,7 +123,7 @@ class PandaEnv(BulletEnv):
             {"name": "wrist", "mount": "panda/panda_hand",
              "offset": ((0.07, 0.0, 0.03), (0.0, -0.1, 0.0, 0.995)), "fov": 75.0,
              "width": 84, "height": 84, "near": 0.02, "far": 2.0, "modalities": rgbdl},
-        ]
+        ]]
 
 
 class PandaPushEnv(PandaEnv):

@@ -14,6 +14,7 @@ import numpy as np
 import pybullet as p
 from gymnasium import spaces
 
+from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.models import load_model, mjcf_motors, model_kind, resolve_model_path
@@ -424,9 +425,9 @@ class RobotEnv(BulletEnv):
         return {"eye": tuple(eye.tolist()), "target": tuple(centre.tolist()), "fov": fov, "width": 320,
                 "height": 240, "near": 0.02, "far": float(distance + 4 * radius + 5.0)}
 
-    def default_cameras(self) -> list[CameraSpec]:
+    def default_cameras(self) -> list[Camera]:
         cam = self.render_camera()
-        return [dict(cam, name="main", width=84, height=84, modalities=("rgb", "depth", "label"))]
+        return [Camera.from_dict(dict(cam, name="main", width=84, height=84, modalities=("rgb", "depth", "label")))]
 
     def model_paths(self) -> list[Path]:
         """The model file (and the ground plane) this env loads; none for builders but the plane."""

@@ -1,4 +1,4 @@
-"""Task-less scenes: ``SceneEnv`` (a world and cameras, no task) and the primitives scene of the analytic and
+"""Task-less scenes: ``TasklessEnv`` (a world and cameras, no task) and the primitives scene of the analytic and
 golden tests."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import numpy as np
 import pybullet as p
 from gymnasium import spaces
 
-from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.cameras.spec import Camera
+from pixelrig.envs.base import BulletEnv
 
 
-class SceneEnv(BulletEnv):
+class TasklessEnv(BulletEnv):
     """A world to look at, with no task: a 1-D action that does nothing, a constant observation, reward 0.
     Subclasses implement :meth:`build_world` only."""
 
@@ -31,7 +32,7 @@ class SceneEnv(BulletEnv):
         return np.zeros(1, np.float32)
 
 
-class PrimitivesScene(SceneEnv):
+class PrimitivesEnv(TasklessEnv):
     """A ground plane with a red box, a blue sphere and a yellow cylinder, all static; no task.
 
     Body ids: ground 0, box 1, sphere 2, cylinder 3. The box's top face is at z = 0.4 m, centred on the origin.
@@ -51,11 +52,11 @@ class PrimitivesScene(SceneEnv):
             vis = p.createVisualShape(geom, rgbaColor=rgba, physicsClientId=c, **vis_size)
             self.load_body(name, p.createMultiBody(0.0, col, vis, pos, physicsClientId=c))
 
-    def default_cameras(self) -> list[CameraSpec]:
+    def default_cameras(self) -> list[Camera]:
         rgbdl = ("rgb", "depth", "label")
-        return [
+        return [Camera.from_dict(c) for c in [
             {"name": "top", "eye": (0.0, 0.0, 3.0), "target": (0.0, 0.0, 0.0), "up": (0.0, 1.0, 0.0), "fov": 60.0,
              "width": 64, "height": 64, "near": 0.1, "far": 10.0, "modalities": rgbdl},
             {"name": "oblique", "eye": (1.6, -1.6, 1.3), "target": (0.0, 0.0, 0.2), "fov": 50.0,
              "width": 96, "height": 72, "near": 0.1, "far": 10.0, "modalities": rgbdl},
-        ]
+        ]]

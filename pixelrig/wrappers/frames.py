@@ -11,6 +11,7 @@ Frames rendered here use the same offscreen rig as PixelObs: they never change t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,11 +60,11 @@ class FrameSource:
             if camera in self._in_obs and f"{camera}/rgb" in env.observation_space.spaces:
                 self.mode, self._name = "obs-camera", camera
                 return
-            defaults = {c["name"]: c for c in getattr(env.unwrapped, "default_cameras", list)()}
+            defaults = {c.name: c for c in map(Camera.from_dict, getattr(env.unwrapped, "default_cameras", list)())}
             if camera not in defaults:
                 known = sorted(set(self._in_obs) | set(defaults))
                 raise ValueError(f"{who}: unknown camera {camera!r}; cameras here: {known}")
-            cam = Camera.from_dict(dict(defaults[camera], modalities=("rgb",)))
+            cam = dataclasses.replace(defaults[camera], modalities=("rgb",))
         else:
             cam = Camera.from_dict(camera)
         self.mode = "rig"

@@ -43,12 +43,12 @@ class HumanWindow(gym.Wrapper, gym.utils.RecordConstructorArgs):
                  title: str | None = None) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, camera=camera, fps=fps, scale=scale, title=title)
         gym.Wrapper.__init__(self, env)
-        self.source = FrameSource(env, camera, "HumanWindow")
+        self.frame_source = FrameSource(env, camera, "HumanWindow")
         name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
         try:
             self.window = DisplayWindow(title or f"pixelrig: {name}", fps=fps, scale=scale)
         except BaseException:
-            self.source.close()
+            self.frame_source.close()
             raise
 
     @property
@@ -63,7 +63,7 @@ class HumanWindow(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _show(self, obs: Any) -> None:
         if self.window.wants_frame():
-            self.window.show(self.source.frame(obs))
+            self.window.show(self.frame_source.frame(obs))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
@@ -84,5 +84,5 @@ class HumanWindow(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def close(self) -> None:
         self.window.close()
-        self.source.close()
+        self.frame_source.close()
         super().close()

@@ -67,7 +67,7 @@ class VideoRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.fps = float(fps if fps is not None else env.metadata.get("render_fps", 30))
         self.name_prefix, self.video_format = name_prefix, video_format
         self.video_path = Path(video_path) if video_path is not None else None
-        self.source = FrameSource(env, camera, "VideoRecorder")
+        self.frame_source = FrameSource(env, camera, "VideoRecorder")
         self.episode_id = -1
         self.videos: list[Path] = []
         """Every file started so far, in order."""
@@ -103,13 +103,13 @@ class VideoRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif self._stream is None:
             self._start()
         if self._stream is not None:
-            self._stream.write(self.source.frame(obs))
+            self._stream.write(self.frame_source.frame(obs))
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         result = self.env.step(action)
         if self._stream is not None:
-            self._stream.write(self.source.frame(result[0]))
+            self._stream.write(self.frame_source.frame(result[0]))
             if (result[2] or result[3]) and self.video_path is None:
                 self._finish()
         return result
@@ -123,5 +123,5 @@ class VideoRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def close(self) -> None:
         self._finish()
-        self.source.close()
+        self.frame_source.close()
         super().close()

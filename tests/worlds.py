@@ -9,7 +9,7 @@ from typing import Any
 import pybullet as p
 
 from pixelrig.envs.base import BulletEnv
-from pixelrig.envs.scenes import SceneEnv
+from pixelrig.envs.scenes import TasklessEnv
 
 ARM_URDF = """<?xml version="1.0"?>
 <robot name="arm">
@@ -38,10 +38,10 @@ def write_arm_urdf(folder: Path) -> str:
     return str(path)
 
 
-class BuilderEnv(SceneEnv):
+class BuiltByFunctionEnv(TasklessEnv):
     """A task-less env whose world is ``build(env)``."""
 
-    def __init__(self, build: Callable[[BuilderEnv], None], renderer: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, build: Callable[[BuiltByFunctionEnv], None], renderer: str | None = None, **kwargs: Any) -> None:
         self._build = build
         super().__init__(renderer=renderer, **kwargs)
 

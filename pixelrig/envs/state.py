@@ -1,0 +1,235 @@
+"""The state side of :class:`pixelrig.envs.BulletEnv`: declared, sealed per-episode state, its exact export and
+import (what :func:`pixelrig.snapshot` captures), and pybullet's .bullet serialisation as bytes."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+
+from pixelrig.envs.randomization import apply_values
+
+
+class EnvState:
+    """Mixin of :class:`pixelrig.envs.BulletEnv` holding everything about its state.
+
+    **State is declared, so snapshots cannot forget it.** Once constructed, an env accepts attribute assignments
+    only for the names in its ``task_state``, during ``build_world`` and for the base's own bookkeeping
+    (``_BASE_STATE``); anything else raises ``AttributeError`` naming the fix. :meth:`export_state` and
+    :meth:`import_state` move exactly that state (plus physics, motors, randomisation, RNG and counters).
+    """
+
+    task_state: ClassVar[tuple[str, ...]] = ()
+    """Names of the attributes holding per-episode Python state (merged over the class hierarchy)."""
+
+    model_files: ClassVar[tuple[str, ...]] = ()
+    """Model files (pybullet_data-relative or absolute) the world is built from; snapshots record their hashes."""
+
+    _BASE_STATE: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _sealing_init(cls.__dict__["__init__"])  # type: ignore[method-assign]
+
+    @classmethod
+    def declared_state(cls) -> frozenset[str]:
+        """Every name in ``task_state`` along the class hierarchy."""
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            names.update(klass.__dict__.get("task_state", ()))
+        return frozenset(names)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if d.get("_sealed") and not d.get("_building") and name not in self._BASE_STATE \
+                and name not in self.declared_state():
+            raise AttributeError(
+                f"{type(self).__name__}.{name} cannot be assigned after construction: per-episode state must be "
+                f"declared in {type(self).__name__}.task_state (so that snapshots capture it); configuration is "
+                "set in __init__ and the world in build_world()"
+            )
+        object.__setattr__(self, name, value)
+
+    def model_paths(self) -> list[Path]:
+        """Absolute paths of :attr:`model_files`."""
+        data = Path(pybullet_data.getDataPath())
+        return [Path(f) if os.path.isabs(f) else data / f for f in self.model_files]
+
+    def export_state(self) -> dict[str, Any]:
+        """The env's complete state as plain data (numbers, strings, lists, dicts, numpy arrays, bytes):
+        physics (pybullet's .bullet serialisation), motor commands, randomised parameters, declared task state,
+        ``np_random`` and counters. :meth:`import_state` puts it back exactly."""
+        rng = self._np_random
+        return {
+            "physics": save_bullet(self.client),
+            "structure": self._structure(),
+            "contacts": self._contact_pairs(),
+            "motors": [[b, j, mode, args] for (b, j), (mode, args) in sorted(self._motors.items())],
+            "randomization": self.randomization_values,
+            "task": {name: getattr(self, name) for name in sorted(self.declared_state())},
+            "np_random": None if rng is None else {"bit_generator": rng.bit_generator.state},
+            "np_random_seed": self._np_random_seed,
+            "episode_started": self._episode_started,
+            "elapsed_steps": self.elapsed_steps,
+        }
+
+    def check_state(self, state: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` if ``state`` cannot be imported into this env (nothing is changed)."""
+        expected = {"physics", "structure", "contacts", "motors", "randomization", "task", "np_random",
+                    "np_random_seed", "episode_started", "elapsed_steps"}
+        if not isinstance(state, Mapping) or set(state) != expected:
+            raise ValueError(f"snapshot state for {type(self).__name__} must have keys {sorted(expected)}")
+        task = state["task"]
+        if not isinstance(task, Mapping) or set(task) != set(self.declared_state()):
+            raise ValueError(f"snapshot task state has {sorted(task) if isinstance(task, Mapping) else task!r}, "
+                             f"{type(self).__name__} declares {sorted(self.declared_state())}")
+        if state["np_random"] is not None:
+            rng_from_state(state["np_random"]["bit_generator"])
+        if state["structure"] != self._structure():
+            raise ValueError(f"snapshot world has bodies and joints {state['structure']}, this env's world has "
+                             f"{self._structure()}")
+
+    def _structure(self) -> list[list[int]]:
+        """[body id, joint count] of every body: what a .bullet file must match."""
+        c = self.client
+        bodies = [p.getBodyUniqueId(i, physicsClientId=c) for i in range(p.getNumBodies(physicsClientId=c))]
+        return [[b, p.getNumJoints(b, physicsClientId=c)] for b in bodies]
+
+    def _contact_pairs(self) -> list[list[int]]:
+        """Sorted [body A, link A, body B, link B] of every pair touching now."""
+        points = p.getContactPoints(physicsClientId=self.client)
+        return [list(pair) for pair in sorted({(q[1], q[3], q[2], q[4]) for q in points})]
+
+    def can_restore_in_place(self, state: Mapping[str, Any]) -> bool:
+        """Whether ``state`` can be restored without rebuilding the world, bit-exactly.
+
+        pybullet's restore overwrites the contact manifolds saved in the state but leaves any other pair's
+        manifold, whose warm-start then changes the next steps (measured: restoring a Panda state into a world
+        where the gripper touched the cube diverged). In place is therefore allowed only when every pair touching
+        now also touched in the snapshot, the same motors have been commanded, and the same parameters are
+        randomised; otherwise :meth:`import_state` rebuilds the world first.
+        """
+        now = {tuple(pair) for pair in self._contact_pairs()}
+        then = {tuple(pair) for pair in state["contacts"]}
+        motors = {(int(b), int(j)) for b, j, *_ in state["motors"]}
+        return (now <= then and set(self._motors) == motors
+                and _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"]))
+
+    def import_state(self, state: Mapping[str, Any], rebuild: bool | None = None) -> None:
+        """Restore a state from :meth:`export_state` (of an env built with the same configuration):
+        randomised parameters, physics, motors and Python state.
+
+        Args:
+            state: from :meth:`export_state`.
+            rebuild: rebuild the world from nothing first. None: only when :meth:`can_restore_in_place` says
+                restoring into the current world would not be exact.
+        """
+        self.check_state(state)
+        if rebuild or (rebuild is None and not self.can_restore_in_place(state)):
+            self._rebuild()
+        else:
+            self.scene_version += 1  # rigs re-bind (camera jitter may differ)
+        c = self.client
+        apply_values(state["randomization"], c)
+        restore_bullet(c, state["physics"])
+        for body, joint, mode, args in state["motors"]:
+            self.motor_command(body, [joint], mode, **{k: [v] for k, v in args.items()})
+        for name, value in state["task"].items():
+            setattr(self, name, value)
+        self.randomization_values = state["randomization"]
+        self._np_random = None if state["np_random"] is None else rng_from_state(state["np_random"]["bit_generator"])
+        self._np_random_seed = state["np_random_seed"]
+        self._episode_started = bool(state["episode_started"])
+        self.elapsed_steps = int(state["elapsed_steps"])
+
+
+def _randomized_keys(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Which (body, link) entries a set of randomised values touches, per kind (not the values)."""
+    keys: dict[str, Any] = {k: sorted((int(e[0]), int(e[1])) for e in v) for k, v in values.items()
+                            if isinstance(v, list)}
+    keys["camera_seed"] = values.get("camera_seed") is not None
+    return keys
+
+
+def _sealing_init(init: Any) -> Any:
+    """Wrap an env class's ``__init__`` so that the env is sealed (see BulletEnv) when the outermost one returns."""
+
+    @functools.wraps(init)
+    def sealed_init(self: EnvState, *args: Any, **kwargs: Any) -> None:
+        depth = self.__dict__.get("_init_depth", 0)
+        object.__setattr__(self, "_init_depth", depth + 1)
+        if depth == 0:
+            object.__setattr__(self, "init_kwargs", {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs})
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            object.__setattr__(self, "_init_depth", depth)
+        if depth == 0:
+            object.__setattr__(self, "_sealed", True)
+
+    return sealed_init
+
+
+_RNG_CLASSES = {"PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM, "MT19937": np.random.MT19937,
+                "Philox": np.random.Philox, "SFC64": np.random.SFC64}
+
+
+def rng_from_state(state: Mapping[str, Any]) -> np.random.Generator:
+    """A numpy Generator from a ``bit_generator.state`` dict (known bit generators only; nothing is executed).
+
+    Raises:
+        ValueError: an unknown bit generator or a malformed state.
+    """
+    name = state.get("bit_generator") if isinstance(state, Mapping) else None
+    if name not in _RNG_CLASSES:
+        raise ValueError(f"unknown random bit generator {name!r}; known: {sorted(_RNG_CLASSES)}")
+    bit = _RNG_CLASSES[name]()
+    try:
+        bit.state = dict(state)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"malformed {name} random state: {exc}") from None
+    return np.random.Generator(bit)
+
+
+def _scratch_dir() -> str:
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
+def save_bullet(client: int) -> bytes:
+    """pybullet's .bullet serialisation of the whole simulation, as bytes (via a file in memory-backed /dev/shm)."""
+    fd, path = tempfile.mkstemp(suffix=".bullet", dir=_scratch_dir())
+    os.close(fd)
+    try:
+        p.saveBullet(path, physicsClientId=client)
+        with open(path, "rb") as f:
+            return f.read()
+    finally:
+        os.unlink(path)
+
+
+def restore_bullet(client: int, data: bytes) -> None:
+    """Restore a .bullet serialisation (bytes from :func:`save_bullet`) into ``client``.
+
+    Raises:
+        ValueError: pybullet refused the data (wrong world or truncated).
+    """
+    fd, path = tempfile.mkstemp(suffix=".bullet", dir=_scratch_dir())
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        try:
+            p.restoreState(fileName=path, physicsClientId=client)
+        except p.error as exc:
+            raise ValueError(f"pybullet could not restore the physics state: {exc}") from None
+    finally:
+        os.unlink(path)
+
+
