@@ -18,12 +18,13 @@ from .conftest import egl_or_skip
 def test_bad_env_var_value_names_choices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIXELRIG_RENDERER", "x")
     with pytest.raises(ValueError, match=re.escape(
-            "PIXELRIG_RENDERER environment variable must be one of ('auto', 'tiny', 'egl'): got 'x'")):
+            "PIXELRIG_RENDERER environment variable must be one of ('auto', 'tiny', 'egl', 'gl'): got 'x'")):
         resolve_renderer()
 
 
 def test_bad_argument_names_choices() -> None:
-    with pytest.raises(ValueError, match=re.escape("renderer must be one of ('auto', 'tiny', 'egl'): got 'opengl'")):
+    message = "renderer must be one of ('auto', 'tiny', 'egl', 'gl'): got 'opengl'"
+    with pytest.raises(ValueError, match=re.escape(message)):
         resolve_renderer("opengl")
     with pytest.raises(ValueError, match=re.escape("got 'opengl'")):
         gym.make("pixelrig/CartPole-v0", renderer="opengl")

@@ -1,4 +1,5 @@
-"""``CameraRig``: a set of cameras bound to one scene, rendered with one ``getCameraImage`` call per camera."""
+"""``CameraRig``: a set of cameras bound to one scene, rendered with one ``getCameraImage`` call per camera (one pass
+for all of them on the gl renderer)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pixelrig.cameras.mounts import (
     resolve_mount,
 )
 from pixelrig.cameras.spec import Camera, Pose
-from pixelrig.render.backends import RenderBackend
+from pixelrig.render.backends import RawFrame, RenderBackend
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
 
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
@@ -130,12 +131,17 @@ class CameraRig:
             views.append(view if jitter is None else jitter_view(view, jitter))
         return views
 
-    def render(self) -> dict[str, np.ndarray]:
-        """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays."""
+    def requests(self) -> list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]:
+        """What to draw now: ``(width, height, view, projection, segmentation)`` per camera, in rig order (the
+        segmentation pass only for cameras that return labels). :meth:`render` draws them; a batched vector env
+        draws many rigs' requests in one pass and hands each rig its frames back through :meth:`decode`."""
+        return [(cam.width, cam.height, view, proj, "label" in cam.modalities)
+                for cam, view, proj in zip(self.cameras, self.views(), self._projections, strict=True)]
+
+    def decode(self, frames: list[RawFrame]) -> dict[str, np.ndarray]:
+        """The rig's observation from one raw frame per camera (as :meth:`requests` asked for them)."""
         out: dict[str, np.ndarray] = {}
-        backend = self._backend
-        for cam, view, proj in zip(self.cameras, self.views(), self._projections, strict=True):
-            frame = backend.render(cam.width, cam.height, view, proj, segmentation="label" in cam.modalities)
+        for cam, frame in zip(self.cameras, frames, strict=True):
             for mod in cam.modalities:
                 if mod == "rgb":
                     out[f"{cam.name}/rgb"] = rgba_to_rgb(frame.rgba)
@@ -144,3 +150,9 @@ class CameraRig:
                 else:
                     out[f"{cam.name}/label"] = segmentation_to_label(frame.seg)
         return out
+
+    def render(self) -> dict[str, np.ndarray]:
+        """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays. One
+        ``getCameraImage`` call per camera on pybullet's renderers; one pass for all of them on gl."""
+        requests = self.requests()  # raises a clear error when the rig is not bound yet
+        return self.decode(self._backend.render_many(requests))

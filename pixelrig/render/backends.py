@@ -28,7 +28,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import pybullet as p
 
-RENDERER_CHOICES = ("auto", "tiny", "egl")
+RENDERER_CHOICES = ("auto", "tiny", "egl", "gl")
 """Accepted values of ``renderer=`` and of the ``PIXELRIG_RENDERER`` environment variable."""
 
 
@@ -99,6 +99,12 @@ class RenderBackend(ABC):
         flags = p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX if segmentation else p.ER_NO_SEGMENTATION_MASK
         _, _, rgba, zbuffer, seg = self._camera_image(width, height, view, projection, flags)
         return RawFrame(rgba, zbuffer, seg if segmentation else None)
+
+    def render_many(self, cameras: list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]
+                    ) -> list[RawFrame]:
+        """Render several cameras: ``(width, height, view, projection, segmentation)`` each. pybullet's renderers
+        take one ``getCameraImage`` call per camera; the gl backend draws them all in one pass."""
+        return [self.render(w, h, v, pr, segmentation=seg) for w, h, v, pr, seg in cameras]
 
     def _camera_image(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
                       flags: int) -> tuple:
@@ -240,6 +246,15 @@ class EglBackend(RenderBackend):
                 "which the EGL plugin would never draw. Create the EGL backend right after connect(), or call "
                 "resetSimulation() first and rebuild the scene."
             )
+        from pixelrig.render.gl.context import context_created
+
+        if context_created():
+            raise RuntimeError(
+                "the gl renderer holds an EGL context in this process, and pybullet's EGL plugin crashes the process "
+                "(segfault) when it starts beside it. Close every gl environment first (or call "
+                "pixelrig.render.gl.release()), use renderer='gl' for every environment of this process, or run the "
+                "egl environment in another process."
+            )
         with _egl_lock:
             other = active_egl_client()
             if other is not None:
@@ -281,6 +296,10 @@ class EglBackend(RenderBackend):
 
 
 BACKENDS: dict[str, type[RenderBackend]] = {"tiny": TinyBackend, "egl": EglBackend}
+
+from pixelrig.render.gl.backend import GlBackend  # noqa: E402  (gl builds on the classes above)
+
+BACKENDS["gl"] = GlBackend
 
 
 def backend_class(kind: str) -> type[RenderBackend]:

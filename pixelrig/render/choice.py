@@ -156,6 +156,14 @@ def resolve_renderer(renderer: str | None = None) -> str:
     value = requested_renderer(renderer)
     if value == "tiny":
         return "tiny"
+    if value == "gl":
+        gl = probe_gl()
+        if not gl.get("ok"):
+            raise RendererUnavailable(
+                f"renderer 'gl' is unavailable: {gl.get('error', 'unknown failure')}. "
+                f"Use renderer='tiny' (or {ENV_VAR}=tiny)."
+            )
+        return "gl"
     if value == "egl":
         probe = probe_egl()
         if not probe.ok:
@@ -177,6 +185,47 @@ def resolve_renderer(renderer: str | None = None) -> str:
             return "tiny"
         return "egl"
     return "tiny"
+
+
+_GL_PROBE_SCRIPT = Path(__file__).with_name("_gl_probe_main.py")
+_GL_CACHE_VAR = "_PIXELRIG_GL_PROBE"  # the gl probe's answer, inherited by child processes
+_gl_cache: dict[str, dict] = {}
+
+
+def probe_gl(*, refresh: bool = False, timeout: float = 60.0) -> dict:
+    """Find out, in a child process, whether the gl renderer can get an OpenGL 4.3 EGL context. Cached per process.
+
+    Returns:
+        ``{"ok": bool, "vendor", "renderer", "version"}`` or ``{"ok": False, "error": why}``.
+    """
+    key = _probe_key()
+    if not refresh:
+        if key in _gl_cache:
+            return _gl_cache[key]
+        inherited = os.environ.get(_GL_CACHE_VAR)
+        if inherited:
+            try:
+                cached = json.loads(inherited)
+            except ValueError:
+                cached = None
+            if isinstance(cached, dict) and cached.get("key") == key:
+                _gl_cache[key] = cached
+                return cached
+    try:
+        proc = subprocess.run([sys.executable, "-P", str(_GL_PROBE_SCRIPT)], capture_output=True, text=True,
+                              timeout=timeout, env=os.environ.copy())
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PIXELRIG_GL_PROBE ")]
+        if lines:
+            result = json.loads(lines[-1][len("PIXELRIG_GL_PROBE "):])
+        else:
+            tail = " | ".join(ln for ln in (proc.stdout + proc.stderr).strip().splitlines()[-6:] if ln.strip())
+            result = {"ok": False, "error": f"the probe process died with exit code {proc.returncode} ({tail})"}
+    except subprocess.TimeoutExpired:
+        result = {"ok": False, "error": f"the probe process hung for {timeout:.0f} s"}
+    result["key"] = key
+    _gl_cache[key] = result
+    os.environ[_GL_CACHE_VAR] = json.dumps(result)
+    return result
 
 
 def make_backend(renderer: str | None, client: int) -> RenderBackend:

@@ -1,0 +1,75 @@
+"""GLSL of the gl renderer: TinyRenderer's shading (ambient 0.6, diffuse 0.35, specular 0.05 with exponent 2 on
+the world-space reflection's z, light direction normalize(-50, 30, 100), colours truncated to integers), its
+nearest, repeating texture lookup, linear eye depth and the segmentation value, all from one pass."""
+
+VERTEX = """
+#version 430
+uniform mat4 u_view;
+uniform mat4 u_proj;
+uniform vec2 u_shift;      // half a pixel in NDC: TinyRenderer samples pixel corners, GL pixel centres
+in vec3 in_pos;
+in vec3 in_nrm;
+in vec2 in_uv;
+in vec4 in_m0;             // rows of the instance's 3x4 model matrix (link frame x visual frame)
+in vec4 in_m1;
+in vec4 in_m2;
+in vec4 in_color;
+in ivec4 in_meta;          // segmentation value, texel offset (-1: none), texture width, texture height
+out vec3 v_nrm;
+out vec3 v_world;
+out vec2 v_uv;
+out float v_depth;
+flat out vec3 v_color;
+flat out ivec4 v_meta;
+void main() {
+    vec4 p = vec4(in_pos, 1.0);
+    vec3 world = vec3(dot(in_m0, p), dot(in_m1, p), dot(in_m2, p));
+    v_nrm = vec3(dot(in_m0.xyz, in_nrm), dot(in_m1.xyz, in_nrm), dot(in_m2.xyz, in_nrm));
+    v_world = world;
+    v_uv = in_uv;
+    vec4 eye = u_view * vec4(world, 1.0);
+    v_depth = -eye.z;
+    vec4 clip = u_proj * eye;
+    clip.xy += u_shift * clip.w;
+    gl_Position = clip;
+    v_color = in_color.rgb;
+    v_meta = in_meta;
+}
+"""
+
+FRAGMENT = """
+#version 430
+layout(std430, binding = 0) readonly buffer Texels { uint texels[]; };
+uniform vec3 u_light;
+in vec3 v_nrm;
+in vec3 v_world;
+in vec2 v_uv;
+in float v_depth;
+flat in vec3 v_color;
+flat in ivec4 v_meta;
+layout(location = 0) out vec4 f_color;
+layout(location = 1) out float f_depth;
+layout(location = 2) out int f_seg;
+void main() {
+    // a zero normal marks flat-shaded meshes (OBJ without normals, STL): use the face normal, which for a front
+    // face (the only ones drawn) is the cross product of the screen-space derivatives of the world position
+    vec3 bn = dot(v_nrm, v_nrm) > 0.0 ? normalize(v_nrm) : normalize(cross(dFdx(v_world), dFdy(v_world)));
+    vec3 r = normalize(bn * (dot(bn, u_light) * 2.0) - u_light);
+    float rz = max(r.z, 0.0);
+    float specular = rz * rz;
+    float diffuse = max(0.0, dot(bn, u_light));
+    vec3 tex = vec3(255.0);
+    if (v_meta.y >= 0) {
+        vec2 uv = fract(v_uv);
+        int x = min(int(uv.x * float(v_meta.z)), v_meta.z - 1);
+        int y = min(int(uv.y * float(v_meta.w)), v_meta.w - 1);
+        uint t = texels[v_meta.y + y * v_meta.z + x];
+        tex = vec3(float(t & 255u), float((t >> 8) & 255u), float((t >> 16) & 255u));
+    }
+    vec3 c = floor(tex * v_color);
+    vec3 lit = floor(0.6 * c + (0.35 * diffuse + 0.05 * specular) * c);
+    f_color = vec4(min(lit, vec3(255.0)) / 255.0, 1.0);
+    f_depth = v_depth;
+    f_seg = v_meta.x;
+}
+"""
