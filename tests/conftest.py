@@ -8,9 +8,9 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from pixelrig.render import probe_egl
+from pixelrig.render import probe_egl, probe_gl
 
-BACKENDS = ("tiny", "egl")
+BACKENDS = ("tiny", "egl", "gl")
 
 
 def egl_or_skip() -> None:
@@ -22,11 +22,23 @@ def egl_or_skip() -> None:
         pytest.skip(f"EGL unavailable here: {probe.detail}")
 
 
+def gl_or_skip() -> None:
+    """Skip the calling test when pixelrig's gl renderer gets no context here (fail instead when
+    PIXELRIG_REQUIRE_EGL=1: CI has Mesa's EGL, on which both run)."""
+    probe = probe_gl()
+    if not probe.ok:
+        if os.environ.get("PIXELRIG_REQUIRE_EGL") == "1":
+            pytest.fail(f"PIXELRIG_REQUIRE_EGL=1 but the gl renderer is unavailable: {probe.detail}")
+        pytest.skip(f"gl renderer unavailable here: {probe.detail}")
+
+
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
-    """'tiny' and 'egl' (EGL skipped with a reason where the probe fails)."""
+    """'tiny', 'egl' and 'gl' (egl and gl skipped with a reason where their probe fails)."""
     if request.param == "egl":
         egl_or_skip()
+    if request.param == "gl":
+        gl_or_skip()
     return request.param
 
 

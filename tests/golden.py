@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
-from pixelrig.render.choice import probe_egl
+from pixelrig.render.choice import probe_egl, probe_gl
 from pixelrig.render.convert import colorize_depth, label_palette
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,8 +50,8 @@ SCENES: dict[str, Callable[[str], gym.Env]] = {
 
 
 def available_backends() -> list[str]:
-    """Backends that can render here: always 'tiny', 'egl' when the probe succeeds."""
-    return ["tiny", "egl"] if probe_egl().ok else ["tiny"]
+    """Backends that can render here: always 'tiny', 'egl' and 'gl' when their probe succeeds."""
+    return ["tiny"] + [kind for kind, probe in (("egl", probe_egl), ("gl", probe_gl)) if probe().ok]
 
 
 def render_scene(scene: str, backend: str) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, float]]]:
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__)
     parser.add_argument("--update", action="store_true", help="regenerate the golden images, print what changed")
-    parser.add_argument("--backend", choices=("tiny", "egl", "all"), default="all")
+    parser.add_argument("--backend", choices=("tiny", "egl", "gl", "all"), default="all")
     args = parser.parse_args(argv)
     if args.update:
         for line in update_all(args.backend):

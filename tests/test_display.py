@@ -17,7 +17,7 @@ import pixelrig
 from pixelrig import Camera, HumanWindow, PixelObs, VideoRecorder
 from pixelrig.render.window import DisplayUnavailable, DisplayWindow
 
-from .conftest import assert_trees_equal, physics_state
+from .conftest import assert_trees_equal, gl_or_skip, physics_state
 
 
 def window_geometry(title: str) -> tuple[int, int, int, int] | None:
@@ -178,20 +178,23 @@ def _trajectory(env: gym.Env, steps: int) -> list:
     return out
 
 
-def test_render_purity_300_steps(xvfb: str, tmp_path) -> None:
+@pytest.mark.parametrize("renderer", ["tiny", "gl"])
+def test_render_purity_300_steps(xvfb: str, tmp_path, renderer: str) -> None:
     """300 steps with nothing, PixelObs, a HumanWindow on a real X server and a VideoRecorder: physics,
-    observations, rewards and infos are bitwise identical."""
+    observations, rewards and infos are bitwise identical, on TinyRenderer and on gl."""
+    if renderer == "gl":
+        gl_or_skip()
     env_id = "pixelrig/Ant-v0"
 
     def small(env: gym.Env) -> list[Camera]:
         return [dataclasses.replace(Camera.from_dict(c), width=32, height=32) for c in env.unwrapped.default_cameras()]
 
-    plain = gym.make(env_id)
-    base = gym.make(env_id)
+    plain = gym.make(env_id, renderer="tiny")
+    base = gym.make(env_id, renderer=renderer)
     stacks = {
         "PixelObs": PixelObs(base, cams=small(base)),
-        "HumanWindow": HumanWindow(gym.make(env_id), fps=1000, title="pixelrig test: purity"),
-        "VideoRecorder": VideoRecorder(gym.make(env_id), tmp_path, episode_trigger=lambda n: True),
+        "HumanWindow": HumanWindow(gym.make(env_id, renderer=renderer), fps=1000, title="pixelrig test: purity"),
+        "VideoRecorder": VideoRecorder(gym.make(env_id, renderer=renderer), tmp_path, episode_trigger=lambda n: True),
     }
     try:
         reference = _trajectory(plain, 300)

@@ -16,7 +16,7 @@ from pixelrig.render.choice import probe_gl
 from pixelrig.render.gl import context as glc
 
 _PROBE = probe_gl()  # in a child process: this process gets no EGL context before a test asks for one
-needs_gl = pytest.mark.skipif(not _PROBE.get("ok"), reason=f"no OpenGL 4.3 EGL context here: {_PROBE.get('error')}")
+needs_gl = pytest.mark.skipif(not _PROBE.ok, reason=f"no OpenGL 4.3 EGL context here: {_PROBE.detail}")
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +36,10 @@ ENVS = [
     ("pixelrig/Walker2d-v0", {}),
     ("pixelrig/Ant-v0", {}),
     ("pixelrig/Robot-v0", {"source": "kuka_iiwa/model.urdf"}),
+    # the collision detail draws boxes and meshes without normals (flat-shaded): a wide box shaded with normals
+    # from its centre was 57 levels off TinyRenderer here
+    ("pixelrig/PandaPush-v0", {"visual_detail": "collision"}),
+    ("pixelrig/Robot-v0", {"source": "kuka_iiwa/model.urdf", "visual_detail": "collision"}),
 ]
 
 # Targets from issue 13 (TinyRenderer is the reference): the two renderers rasterise the same triangles with
@@ -72,7 +76,7 @@ def _agreement(a: dict, b: dict, cams) -> list[tuple[str, float, float, float]]:
 
 
 @needs_gl
-@pytest.mark.parametrize(("env_id", "kwargs"), ENVS, ids=[e for e, _ in ENVS])
+@pytest.mark.parametrize(("env_id", "kwargs"), ENVS, ids=[f"{e}{kw.get('visual_detail', '')}" for e, kw in ENVS])
 def test_matches_tiny_renderer(env_id: str, kwargs: dict) -> None:
     env, gl, tiny_rig, gl_rig = _pair(env_id, kwargs)
     try:
@@ -258,13 +262,20 @@ def test_missing_context_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_failed_probe_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real failure: libglvnd pointed at a vendor file that does not exist, so no EGL context can be made in the
+    probe process; resolving 'gl' says what was tried and names the fix, and 'auto' falls back without gl."""
     from pixelrig.render import choice
 
-    monkeypatch.setattr(choice, "probe_gl", lambda **kw: {"ok": False, "error": "no EGL display"})
-    with pytest.raises(RendererUnavailable, match=re.escape("renderer 'gl' is unavailable: no EGL display")):
+    monkeypatch.setattr(choice, "_cache", {})
+    monkeypatch.delenv("_PIXELRIG_PROBES", raising=False)
+    monkeypatch.setenv("__EGL_VENDOR_LIBRARY_FILENAMES", "/nonexistent/egl_vendor.json")
+    with pytest.raises(RendererUnavailable) as err:
         choice.resolve_renderer("gl")
-    with pytest.raises(RendererUnavailable, match=re.escape("renderer='tiny'")):
-        choice.resolve_renderer("gl")
+    message = str(err.value)
+    assert message.startswith("renderer 'gl' is unavailable: tried a moderngl OpenGL 4.3 EGL context"), message
+    assert "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/egl_vendor.json" in message
+    assert "use renderer='tiny' (PIXELRIG_RENDERER=tiny)" in message
+    assert choice.resolve_renderer("auto") == "tiny"
 
 
 @needs_gl

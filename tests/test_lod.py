@@ -17,6 +17,7 @@ import pixelrig
 from pixelrig import PixelObs, RobotEnv, restore, snapshot
 from pixelrig.envs import lod, meshcache
 from pixelrig.envs.panda import PushExpert
+from pixelrig.render import cache as cache_folder
 from pixelrig.tools.bench.fidelity import detail_fidelity
 
 from .conftest import assert_trees_equal, physics_state
@@ -117,7 +118,7 @@ def test_unwritable_cache_falls_back_with_a_warning(tmp_path: Path, monkeypatch:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("PIXELRIG_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(meshcache, "_fallback_dir", None)
+    monkeypatch.setattr(cache_folder, "_fallback_dir", None)
     monkeypatch.setattr(lod, "_prepared", {})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -16,7 +16,7 @@ from pixelrig import Camera, PixelObs
 from pixelrig.envs.panda import PushExpert
 from pixelrig.render import active_egl_client
 
-from .conftest import assert_trees_equal, egl_or_skip, physics_state
+from .conftest import assert_trees_equal, egl_or_skip, gl_or_skip, physics_state
 
 
 def small_default_cams(env: gym.Env, size: int = 32) -> list[Camera]:
@@ -76,11 +76,14 @@ def test_pixels_only_and_state_passthrough() -> None:
             e.close()
 
 
+@pytest.mark.parametrize("renderer", ["tiny", "gl"])
 @pytest.mark.parametrize("env_id", ["pixelrig/CartPole-v0", "pixelrig/PandaPush-v0"])
-def test_rendering_does_not_change_the_simulation(env_id: str) -> None:
+def test_rendering_does_not_change_the_simulation(env_id: str, renderer: str) -> None:
     """200 steps with and without PixelObs (and render() calls): physics, obs, rewards, infos bitwise equal."""
-    plain = gym.make(env_id)
-    seen = gym.make(env_id, render_mode="rgb_array")
+    if renderer == "gl":
+        gl_or_skip()
+    plain = gym.make(env_id, renderer="tiny")
+    seen = gym.make(env_id, render_mode="rgb_array", renderer=renderer)
     seen = PixelObs(seen, cams=small_default_cams(seen))
     policy_a, policy_b = PushExpert(), PushExpert()
     rng = np.random.default_rng(0)

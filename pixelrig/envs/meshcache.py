@@ -15,47 +15,22 @@ import hashlib
 import json
 import os
 import re
-import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pixelrig.render import cache
+
 ALGORITHM = "fqms-3"  # bump when the simplification changes, so old cache entries are not reused
 MIN_PART_TRIANGLES = 24  # a small material part (a logo, a ring) keeps at least this many triangles
-_fallback_dir: Path | None = None
 
 
 def cache_root() -> Path:
-    """The cache folder (created); a private temporary folder when the configured one is not writable.
-
-    Checked once per process for each configured folder (worlds are rebuilt at every reset)."""
-    configured = os.environ.get("PIXELRIG_CACHE_DIR") or (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pixelrig"
-    )
-    root = _checked_root(str(configured))
-    (root / "meshes").mkdir(parents=True, exist_ok=True)  # cheap; recreates a folder deleted meanwhile
+    """The cache folder (see :func:`pixelrig.render.cache.cache_root`), with its ``meshes`` folder created."""
+    root = cache.cache_root()
+    (root / "meshes").mkdir(parents=True, exist_ok=True)
     return root
-
-
-@functools.lru_cache(maxsize=8)
-def _checked_root(configured: str) -> Path:
-    global _fallback_dir
-    root = Path(configured)
-    try:
-        (root / "meshes").mkdir(parents=True, exist_ok=True)
-        probe = root / "meshes" / f".write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-        return root
-    except OSError as exc:
-        if _fallback_dir is None:
-            _fallback_dir = Path(tempfile.mkdtemp(prefix="pixelrig-cache-"))
-            warnings.warn(f"pixelrig: mesh cache {root} is not writable ({exc}); using {_fallback_dir} for this "
-                          "process (set PIXELRIG_CACHE_DIR to a writable folder)", stacklevel=3)
-        (_fallback_dir / "meshes").mkdir(parents=True, exist_ok=True)
-        return _fallback_dir
 
 
 def _material_files(path: Path) -> list[Path]:

@@ -1,4 +1,5 @@
-"""Rendering: the tiny (TinyRenderer) and egl (EGL plugin) backends, backend choice, and image conversions."""
+"""Rendering: the tiny (TinyRenderer), egl (EGL plugin) and gl (pixelrig's own) backends, backend choice, and image
+conversions."""
 
 from pixelrig.render.backends import (
     RENDERER_CHOICES,
@@ -9,7 +10,15 @@ from pixelrig.render.backends import (
     TinyBackend,
     active_egl_client,
 )
-from pixelrig.render.choice import EglProbe, make_backend, probe_egl, requested_renderer, resolve_renderer
+from pixelrig.render.choice import (
+    RendererProbe,
+    choose_auto,
+    make_backend,
+    probe_egl,
+    probe_gl,
+    requested_renderer,
+    resolve_renderer,
+)
 from pixelrig.render.convert import (
     BACKGROUND_LABEL,
     colorize_depth,
@@ -23,17 +32,19 @@ __all__ = [
     "BACKGROUND_LABEL",
     "RENDERER_CHOICES",
     "EglBackend",
-    "EglProbe",
     "RawFrame",
     "RenderBackend",
+    "RendererProbe",
     "RendererUnavailable",
     "TinyBackend",
     "active_egl_client",
     "colorize_depth",
     "colorize_labels",
     "decode_segmentation",
+    "choose_auto",
     "make_backend",
     "probe_egl",
+    "probe_gl",
     "requested_renderer",
     "resolve_renderer",
     "segmentation_to_label",

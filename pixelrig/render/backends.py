@@ -219,6 +219,10 @@ def parse_gl_info(text: str) -> dict[str, str]:
     return {key.lower(): value.strip() for key, value in _GL_LINE.findall(text)}
 
 
+EGL_CHATTY_FRAMES = 3
+"""Frames after the plugin loads whose stdout is captured (it prints on the first two; one more for margin)."""
+
+
 class EglBackend(RenderBackend):
     """pybullet's EGL plugin: OpenGL on a GPU, or on Mesa's llvmpipe on CPU-only machines.
 
@@ -249,6 +253,10 @@ class EglBackend(RenderBackend):
         from pixelrig.render.gl.context import context_created
 
         if context_created():
+            import gc
+
+            gc.collect()  # an unreferenced gl env not yet collected still holds the context
+        if context_created():
             raise RuntimeError(
                 "the gl renderer holds an EGL context in this process, and pybullet's EGL plugin crashes the process "
                 "(segfault) when it starts beside it. Close every gl environment first (or call "
@@ -273,12 +281,18 @@ class EglBackend(RenderBackend):
                 )
             _egl_owner = (os.getpid(), client)
         self._plugin = plugin
+        self._chatty_frames = EGL_CHATTY_FRAMES
         self.gl_info: dict[str, str] = parse_gl_info(out[0])
         """GL vendor, renderer and version strings the plugin reported (e.g. ``llvmpipe`` on Mesa)."""
 
     def _camera_image(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
                       flags: int) -> tuple:
-        # The plugin prints "ven = ..." to stdout on some frames (new buffers, first frame after a reset).
+        # The plugin prints "ven = ..." to stdout on the first two frames after it loads, and on no frame after
+        # them (checked: resets, new bodies, colour changes, sizes from 64 to 2000 px, 200 frames more). Only those
+        # frames are captured: capturing redirects the process's fd 1, which is not thread-safe.
+        if self._chatty_frames <= 0:
+            return super()._camera_image(width, height, view, projection, flags)
+        self._chatty_frames -= 1
         with capture_native_stdout():
             return super()._camera_image(width, height, view, projection, flags)
 

@@ -1,11 +1,16 @@
-"""Choosing a render backend: ``renderer=`` / ``PIXELRIG_RENDERER``, a subprocess EGL probe, and its cache.
+"""Choosing a render backend: ``renderer=`` / ``PIXELRIG_RENDERER``, probes of what works here, and their cache.
 
-``auto`` picks EGL only where a hardware (not llvmpipe/softpipe) EGL device works, and TinyRenderer otherwise:
-on CPU-only machines TinyRenderer is several times faster at RL image sizes than EGL on Mesa.
+``auto`` picks the fastest renderer that works on the machine: pixelrig's own ``gl`` wherever it gets an OpenGL
+4.3 EGL context (measured on this project's 2-core CPU machines: 3-5x TinyRenderer for one env's 3-camera rig
+and 5-6x batched, see the README's benchmark), else pybullet's EGL plugin on a hardware GPU, else TinyRenderer.
+Both GL probes run in a child process (pybullet's EGL plugin calls ``exit()`` on failure, and a GL driver may
+crash its process); their answers are cached per process, inherited by child processes, and kept on disk per
+driver installation, so that a new process does not probe again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,6 +18,7 @@ import subprocess
 import sys
 import warnings
 from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from pixelrig.render.backends import (
@@ -24,27 +30,34 @@ from pixelrig.render.backends import (
     egl_plugin_path,
     parse_gl_info,
 )
+from pixelrig.render.cache import cache_root
 
 ENV_VAR = "PIXELRIG_RENDERER"
-_CACHE_VAR = "_PIXELRIG_EGL_PROBE"  # the probe's answer, inherited by child processes (vector env workers)
-_PROBE_SCRIPT = Path(__file__).with_name("_egl_probe_main.py")
+_INHERITED_VAR = "_PIXELRIG_PROBES"  # the probes' answers, inherited by child processes (vector env workers)
+_SCRIPTS = {"egl": Path(__file__).with_name("_egl_probe_main.py"), "gl": Path(__file__).with_name("_gl_probe_main.py")}
 _SOFTWARE_GL = re.compile(r"llvmpipe|softpipe|swrast|software", re.IGNORECASE)
+_KEY_VARS = ("EGL_VISIBLE_DEVICES", "__EGL_VENDOR_LIBRARY_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS", "EGL_PLATFORM",
+             "CUDA_VISIBLE_DEVICES", "MESA_LOADER_DRIVER_OVERRIDE", "LIBGL_ALWAYS_SOFTWARE")
+_VENDOR_DIRS = ("/usr/share/glvnd/egl_vendor.d", "/etc/glvnd/egl_vendor.d")
+_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")
 
 
 @dataclass(frozen=True)
-class EglProbe:
-    """What the EGL probe found.
+class RendererProbe:
+    """What a probe of a GL renderer found.
 
     Attributes:
-        ok: the plugin loaded and drew a correct test frame.
+        kind: "egl" (pybullet's EGL plugin) or "gl" (pixelrig's own renderer on a moderngl EGL context).
+        ok: the renderer started and drew a correct test frame.
         hardware: the GL renderer is a real GPU (not Mesa llvmpipe/softpipe).
-        vendor: GL_VENDOR string reported by the plugin.
-        renderer: GL_RENDERER string reported by the plugin.
+        vendor: GL_VENDOR string.
+        renderer: GL_RENDERER string.
         version: GL_VERSION string.
         detail: why it failed, with the tail of the probe's output; empty when ok.
-        key: the EGL-related environment variables the probe ran under (the cache key).
+        key: the cache key: the variables the probe ran under and a fingerprint of the drivers.
     """
 
+    kind: str
     ok: bool
     hardware: bool
     vendor: str = ""
@@ -54,79 +67,144 @@ class EglProbe:
     key: str = ""
 
 
-_cache: dict[str, EglProbe] = {}
-_KEY_VARS = ("EGL_VISIBLE_DEVICES", "__EGL_VENDOR_LIBRARY_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS", "EGL_PLATFORM")
+_cache: dict[str, RendererProbe] = {}
 
 
-def _probe_key() -> str:
-    """The environment variables that change what EGL finds, as one string (the cache key)."""
+def _environment() -> str:
+    """The environment variables that change what a GL probe finds, as one string."""
     return ";".join(f"{v}={os.environ[v]}" for v in _KEY_VARS if v in os.environ)
 
 
-def probe_egl(*, refresh: bool = False, timeout: float = 120.0) -> EglProbe:
-    """Find out, in a child process, whether pybullet's EGL plugin works here. Cached per process.
+def _probe_key(kind: str) -> str:
+    """The cache key of a probe: its kind, :func:`_environment` and a fingerprint of the installed EGL drivers."""
+    return f"{kind};{_environment()};{_driver_fingerprint()}"
 
-    The plugin calls ``exit()`` when EGL is missing, so it is never tried in this process first. The answer is
-    also exported in an environment variable so that worker processes started later inherit it without
-    probing again.
+
+def _driver_fingerprint() -> str:
+    """A hash of what decides whether GL works here: this Python, pybullet's and moderngl's versions, the EGL
+    vendor files and the driver libraries they name (their size and modification time)."""
+    parts = [sys.executable]
+    for package in ("pybullet", "moderngl", "glcontext"):
+        try:
+            parts.append(f"{package}={version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package}=none")
+    dirs = [*_VENDOR_DIRS, *os.environ.get("__EGL_VENDOR_LIBRARY_DIRS", "").split(":")]
+    for folder in filter(None, dirs):
+        for path in sorted(Path(folder).glob("*.json")):
+            try:
+                text = path.read_text()
+                library = json.loads(text).get("ICD", {}).get("library_path", "")
+            except (OSError, ValueError, AttributeError):
+                continue
+            parts.append(text)
+            for lib_dir in _LIB_DIRS:
+                lib = Path(library) if os.path.isabs(library) else Path(lib_dir) / library
+                if lib.exists():
+                    st = lib.stat()
+                    parts.append(f"{lib}:{st.st_size}:{st.st_mtime_ns}")
+                    break
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _disk_cache() -> Path:
+    return cache_root() / "renderer-probes.json"
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _from_dict(data: object, key: str) -> RendererProbe | None:
+    try:
+        probe = RendererProbe(**data)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return probe if probe.key == key else None
+
+
+def probe(kind: str, *, refresh: bool = False, timeout: float = 120.0) -> RendererProbe:
+    """Find out, in a child process, whether renderer ``kind`` ("egl" or "gl") works here.
+
+    The answer is cached for this process, exported to child processes in an environment variable, and, when it
+    worked, kept on disk under the cache folder keyed by the driver fingerprint (a failure is probed again by the
+    next process: it may have been a passing one).
 
     Args:
-        refresh: ignore the cached answer and probe again.
+        kind: "egl" or "gl".
+        refresh: ignore every cached answer and probe again.
         timeout: seconds before the probe is declared hung.
     """
-    key = _probe_key()
+    if kind not in _SCRIPTS:
+        raise ValueError(f"probe kind must be one of {tuple(_SCRIPTS)}: got {kind!r}")
+    key = _probe_key(kind)
     if not refresh:
-        if key in _cache:
-            return _cache[key]
-        inherited = os.environ.get(_CACHE_VAR)
-        if inherited:
-            try:
-                probe = EglProbe(**json.loads(inherited))
-            except (TypeError, ValueError):
-                probe = None
-            if probe is not None and probe.key == key:
-                _cache[key] = probe
-                return probe
-    probe = _run_probe(key, timeout)
-    _cache[key] = probe
-    os.environ[_CACHE_VAR] = json.dumps(asdict(probe))
-    return probe
+        found = _cache.get(key)
+        if found is None:
+            inherited = os.environ.get(_INHERITED_VAR, "")
+            found = _from_dict(json.loads(inherited).get(key) if inherited.startswith("{") else None, key) \
+                or _from_dict(_read_json(_disk_cache()).get(key), key)
+        if found is not None:
+            _remember(found)
+            return found
+    result = _run_probe(kind, key, timeout)
+    _remember(result)
+    if result.ok:
+        try:
+            stored = _read_json(_disk_cache())
+            stored[key] = asdict(result)
+            tmp = _disk_cache().with_name(f".probes.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(stored, indent=1))
+            os.replace(tmp, _disk_cache())
+        except OSError:
+            pass  # an unwritable cache only costs the next process a probe
+    return result
 
 
-def _run_probe(key: str, timeout: float) -> EglProbe:
-    if egl_plugin_path() is None:
-        return EglProbe(False, False, detail="this pybullet build has no eglRenderer plugin module", key=key)
+def _remember(result: RendererProbe) -> None:
+    _cache[result.key] = result
+    inherited = os.environ.get(_INHERITED_VAR, "")
+    known = json.loads(inherited) if inherited.startswith("{") else {}
+    known[result.key] = asdict(result)
+    os.environ[_INHERITED_VAR] = json.dumps(known)
+
+
+def probe_egl(*, refresh: bool = False, timeout: float = 120.0) -> RendererProbe:
+    """Whether pybullet's EGL plugin works here (see :func:`probe`)."""
+    return probe("egl", refresh=refresh, timeout=timeout)
+
+
+def probe_gl(*, refresh: bool = False, timeout: float = 120.0) -> RendererProbe:
+    """Whether pixelrig's gl renderer gets an OpenGL 4.3 EGL context here (see :func:`probe`)."""
+    return probe("gl", refresh=refresh, timeout=timeout)
+
+
+def _run_probe(kind: str, key: str, timeout: float) -> RendererProbe:
+    if kind == "egl" and egl_plugin_path() is None:
+        return RendererProbe(kind, False, False, detail="this pybullet build has no eglRenderer plugin module",
+                             key=key)
     try:
-        proc = subprocess.run(
-            [sys.executable, "-P", str(_PROBE_SCRIPT)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=os.environ.copy(),
-        )
+        proc = subprocess.run([sys.executable, "-P", str(_SCRIPTS[kind])], capture_output=True, text=True,
+                              timeout=timeout, env=os.environ.copy())
     except subprocess.TimeoutExpired:
-        return EglProbe(False, False, detail=f"the probe process hung for {timeout:.0f} s", key=key)
-    out = proc.stdout + proc.stderr
-    gl = parse_gl_info(proc.stdout)
-    result: dict = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("PIXELRIG_PROBE "):
-            result = json.loads(line[len("PIXELRIG_PROBE ") :])
-    tail = " | ".join(line for line in out.strip().splitlines()[-6:] if line.strip())
-    if not result:
-        detail = (f"the EGL plugin ended the probe process with exit code {proc.returncode}; "
-                  f"its output: {tail.rstrip('.')}")
-        return EglProbe(False, False, detail=detail, key=key)
-    ok = bool(result.get("ok"))
-    renderer = gl.get("renderer", "")
-    return EglProbe(
-        ok=ok,
-        hardware=ok and bool(renderer) and not _SOFTWARE_GL.search(renderer),
-        vendor=gl.get("vendor", ""),
-        renderer=renderer,
-        version=gl.get("version", ""),
-        detail="" if ok else f"{result.get('error', 'unknown failure')}; output: {tail}",
-        key=key,
+        return RendererProbe(kind, False, False, detail=f"the probe process hung for {timeout:.0f} s", key=key)
+    tail = " | ".join(line for line in (proc.stdout + proc.stderr).strip().splitlines()[-6:] if line.strip())
+    marker = "PIXELRIG_PROBE " if kind == "egl" else "PIXELRIG_GL_PROBE "
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(marker)]
+    if not lines:
+        detail = f"the probe process ended with exit code {proc.returncode}; its output: {tail.rstrip('.')}"
+        return RendererProbe(kind, False, False, detail=detail, key=key)
+    result = json.loads(lines[-1][len(marker):])
+    info = parse_gl_info(proc.stdout) if kind == "egl" else result
+    ok, name = bool(result.get("ok")), info.get("renderer", "")
+    return RendererProbe(
+        kind, ok, hardware=ok and bool(name) and not _SOFTWARE_GL.search(name), vendor=info.get("vendor", ""),
+        renderer=name, version=info.get("version", ""),
+        detail="" if ok else f"{result.get('error', 'unknown failure')}; output: {tail}", key=key,
     )
 
 
@@ -143,89 +221,50 @@ def requested_renderer(renderer: str | None = None) -> str:
     return value
 
 
+def choose_auto() -> tuple[str, str]:
+    """What ``renderer="auto"`` resolves to here, and why (one sentence)."""
+    gl = probe_gl()
+    if gl.ok:
+        return "gl", (f"pixelrig's gl renderer works here ({gl.renderer}); it is the fastest renderer measured "
+                      "(3-5x TinyRenderer for one env's rig on a CPU, more batched)")
+    egl = probe_egl()
+    if egl.ok and egl.hardware:
+        if active_egl_client() is not None:
+            return "tiny", ("gl is unavailable and this process already has an EGL client (one per process): "
+                            "TinyRenderer")
+        return "egl", f"gl is unavailable ({gl.detail}); pybullet's EGL plugin runs on a GPU here ({egl.renderer})"
+    why = "no hardware EGL device" if egl.ok else f"EGL: {egl.detail}"
+    return "tiny", f"gl is unavailable ({gl.detail}) and {why}: TinyRenderer, which always works"
+
+
 def resolve_renderer(renderer: str | None = None) -> str:
-    """Resolve a renderer request to the backend that will run: 'tiny' or 'egl'.
+    """Resolve a renderer request to the backend that will run: 'tiny', 'egl' or 'gl'.
 
     Args:
-        renderer: 'auto', 'tiny', 'egl', or None for ``PIXELRIG_RENDERER`` (default 'auto').
+        renderer: 'auto', 'tiny', 'egl', 'gl', or None for ``PIXELRIG_RENDERER`` (default 'auto').
 
     Raises:
-        ValueError: the request is not one of ('auto', 'tiny', 'egl').
-        RendererUnavailable: 'egl' was requested and the probe failed; the message says what was tried.
+        ValueError: the request is not one of ('auto', 'tiny', 'egl', 'gl').
+        RendererUnavailable: 'egl' or 'gl' was requested and its probe failed; the message says what was tried.
     """
     value = requested_renderer(renderer)
     if value == "tiny":
         return "tiny"
-    if value == "gl":
-        gl = probe_gl()
-        if not gl.get("ok"):
+    if value in ("gl", "egl"):
+        found = probe(value)
+        if not found.ok:
+            tried = ("a moderngl OpenGL 4.3 EGL context" if value == "gl"
+                     else f"pybullet's EGL plugin ({egl_plugin_path()})")
             raise RendererUnavailable(
-                f"renderer 'gl' is unavailable: {gl.get('error', 'unknown failure')}. "
-                f"Use renderer='tiny' (or {ENV_VAR}=tiny)."
+                f"renderer {value!r} is unavailable: tried {tried} in a probe subprocess (environment: "
+                f"{_environment() or 'no EGL variables set'}): {found.detail}. Install an EGL driver (Debian: libegl1 "
+                f"libegl-mesa0 libgl1-mesa-dri, or the NVIDIA driver), or use renderer='tiny' ({ENV_VAR}=tiny)."
             )
-        return "gl"
-    if value == "egl":
-        probe = probe_egl()
-        if not probe.ok:
-            raise RendererUnavailable(
-                f"renderer 'egl' is unavailable: tried pybullet's EGL plugin ({egl_plugin_path()}) in a probe "
-                f"subprocess (environment: {probe.key or 'no EGL variables set'}): {probe.detail}. Install an EGL "
-                "driver (Debian: libegl1 libegl-mesa0 libgl1-mesa-dri, or the NVIDIA driver), or use "
-                f"renderer='tiny' ({ENV_VAR}=tiny)."
-            )
-        return "egl"
-    probe = probe_egl()
-    if probe.ok and probe.hardware:
-        if active_egl_client() is not None:
-            warnings.warn(
-                "renderer='auto': this process already has an EGL client (one per process), so this environment "
-                "uses 'tiny'. Run EGL environments in separate processes to give each the GPU.",
-                stacklevel=2,
-            )
-            return "tiny"
-        return "egl"
-    return "tiny"
-
-
-_GL_PROBE_SCRIPT = Path(__file__).with_name("_gl_probe_main.py")
-_GL_CACHE_VAR = "_PIXELRIG_GL_PROBE"  # the gl probe's answer, inherited by child processes
-_gl_cache: dict[str, dict] = {}
-
-
-def probe_gl(*, refresh: bool = False, timeout: float = 60.0) -> dict:
-    """Find out, in a child process, whether the gl renderer can get an OpenGL 4.3 EGL context. Cached per process.
-
-    Returns:
-        ``{"ok": bool, "vendor", "renderer", "version"}`` or ``{"ok": False, "error": why}``.
-    """
-    key = _probe_key()
-    if not refresh:
-        if key in _gl_cache:
-            return _gl_cache[key]
-        inherited = os.environ.get(_GL_CACHE_VAR)
-        if inherited:
-            try:
-                cached = json.loads(inherited)
-            except ValueError:
-                cached = None
-            if isinstance(cached, dict) and cached.get("key") == key:
-                _gl_cache[key] = cached
-                return cached
-    try:
-        proc = subprocess.run([sys.executable, "-P", str(_GL_PROBE_SCRIPT)], capture_output=True, text=True,
-                              timeout=timeout, env=os.environ.copy())
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PIXELRIG_GL_PROBE ")]
-        if lines:
-            result = json.loads(lines[-1][len("PIXELRIG_GL_PROBE "):])
-        else:
-            tail = " | ".join(ln for ln in (proc.stdout + proc.stderr).strip().splitlines()[-6:] if ln.strip())
-            result = {"ok": False, "error": f"the probe process died with exit code {proc.returncode} ({tail})"}
-    except subprocess.TimeoutExpired:
-        result = {"ok": False, "error": f"the probe process hung for {timeout:.0f} s"}
-    result["key"] = key
-    _gl_cache[key] = result
-    os.environ[_GL_CACHE_VAR] = json.dumps(result)
-    return result
+        return value
+    kind, why = choose_auto()
+    if kind == "tiny" and "EGL client" in why:
+        warnings.warn(f"renderer='auto': {why}. Run EGL environments in separate processes.", stacklevel=2)
+    return kind
 
 
 def make_backend(renderer: str | None, client: int) -> RenderBackend:

@@ -40,9 +40,11 @@ def _bench(rest: list[str]) -> int:
 def _renderer(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from pixelrig.render import probe_egl, resolve_renderer
+    from pixelrig.render import choose_auto, probe_egl, probe_gl
 
-    print(json.dumps({"auto": resolve_renderer("auto"), "egl_probe": asdict(probe_egl())}, indent=2))
+    kind, why = choose_auto()
+    print(json.dumps({"auto": kind, "why": why, "gl_probe": asdict(probe_gl()), "egl_probe": asdict(probe_egl())},
+                     indent=2))
     return 0
 
 
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--env", default="pixelrig/PandaPush-v0", help="environment id")
     demo.add_argument("--steps", type=int, default=150, help="env steps (default: 150)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--renderer", choices=("auto", "tiny", "egl"), default=None)
+    demo.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
     demo.add_argument("--video", default=None, help="mp4/gif path of the tiled rig (default: OUT/demo.mp4)")
     demo.set_defaults(func=_demo)
 
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--scale", type=int, default=2)
     view.add_argument("--policy", choices=("hold", "random"), default="hold",
                       help="hold: zero torque / hold the pose (default); random: random actions")
-    view.add_argument("--renderer", choices=("auto", "tiny", "egl"), default=None)
+    view.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
     view.add_argument("--seed", type=int, default=0)
     view.set_defaults(func=_view)
 

@@ -110,10 +110,15 @@ def plane_space(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=512)
 def box(half_extents: tuple[float, float, float]) -> MeshData:
-    """A box as TinyRenderer tessellates it (8 corners, normals from the centre)."""
+    """A box as TinyRenderer draws it: its 8 corners, flat-shaded (each face lit with its own normal; a zero
+    vertex normal tells the shader to use the face's). Normals from the centre instead shaded a wide, thin box
+    (the Panda table at visual_detail="collision") with a false gradient: 9 levels off TinyRenderer; flat: 0."""
     h = np.asarray(half_extents, dtype=np.float64)
     best = np.where(UNIT_SPHERE_POINTS >= 0, h, -h)  # btBoxShape's support vertex
-    return _hull(best)
+    mesh = _hull(best)
+    vertices = mesh.vertices.copy()
+    vertices[:, 3:6] = 0.0
+    return MeshData(vertices, mesh.indices, mesh.texture)
 
 
 @functools.lru_cache(maxsize=512)

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pixelrig.render.choice import probe_egl
+from pixelrig.render.choice import probe
 from pixelrig.tools.bench.common import cell, machine
 from pixelrig.tools.bench.lod import format_lod, lod_report
 from pixelrig.tools.bench.rig import (
@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", default=",".join(SECTIONS), help="comma list of " + ",".join(SECTIONS))
     parser.add_argument("--scenes", default="pandapush,cartpole", help="headline scenes: " + ",".join(SCENES))
-    parser.add_argument("--renderers", default="tiny,egl", help="comma list; egl is skipped where unavailable")
+    parser.add_argument("--renderers", default="tiny,egl,gl",
+                        help="comma list; egl and gl are skipped where unavailable")
     parser.add_argument("--size", type=int, default=84, help="headline image size")
     parser.add_argument("--cams", type=int, default=3, help="headline camera count")
     parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
     if args.quick:
         args.frames, args.repeats = 5, 2
-    renderers = [r for r in args.renderers.split(",") if r != "egl" or probe_egl().ok]
+    renderers = [r for r in args.renderers.split(",") if r == "tiny" or probe(r).ok]
     report: dict[str, Any] = {"date": date.today().isoformat(), "machine": machine(),
                               "pybullet": version("pybullet"), "pixelrig": version("pixelrig")}
     print(f"pixelrig bench, {report['date']}, {report['machine']}")

@@ -31,6 +31,8 @@ from pixelrig.wrappers.pixel_obs import PixelObs
 
 SCENES = {"pandapush": "pixelrig/PandaPush-v0", "cartpole": "pixelrig/CartPole-v0"}
 _FLAG = {"tiny": p.ER_TINY_RENDERER, "egl": p.ER_BULLET_HARDWARE_OPENGL}
+"""The raw loops' renderer. On gl rows they call pybullet's TinyRenderer: the raw engine is what gl gets past, so a
+gl row's rig/raw is its speed-up over raw pybullet in the same run."""
 
 
 def measure(scene: str, renderer: str, size: int = 84, n_cams: int = 3,
@@ -53,7 +55,7 @@ def _measure(scene: str, renderer: str, size: int, n_cams: int, modalities: tupl
         cams = wrapped.rig.cameras
         views = wrapped.rig.views()
         projs = [c.projection_matrix() for c in cams]
-        flag = _FLAG[renderer]
+        flag = _FLAG.get(renderer, p.ER_TINY_RENDERER)
         action = np.zeros(env.action_space.shape, np.float32)
 
         def raw() -> None:
