@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,9 +73,13 @@ def test_each_tool_module_imports_on_its_own(module: str, tmp_path: Path) -> Non
 def test_non_editable_install_runs_from_another_directory(tmp_path: Path) -> None:
     """A normal install (a wheel's files, not the repository) runs the CLI from elsewhere, and holds no path
     back into the repository (the goldens are the test suite's, not the package's)."""
-    target = tmp_path / "site"
+    source, target = tmp_path / "source", tmp_path / "site"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):  # a copy: setuptools writes build/ into the tree it builds
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(PACKAGE, source / "pixelrig", ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                            "--target", str(target), str(REPO)], capture_output=True, text=True, timeout=300)
+                            "--target", str(target), str(source)], capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     installed = target / "pixelrig"
     assert (installed / "tools" / "bench" / "main.py").is_file()
