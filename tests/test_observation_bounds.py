@@ -90,3 +90,35 @@ def test_every_robot_file_in_pybullet_data_stays_in_its_space() -> None:
         finally:
             env.close()
     assert len(loaded) >= 60, (len(loaded), sorted(refused))  # 65 with pybullet 3.2.7's data
+
+
+def random_actions(env: gym.Env, steps: int, seed: int = 0) -> None:
+    """Uniformly random actions, checking every observation against the space."""
+    env.action_space.seed(seed)
+    obs, _ = env.reset(seed=seed)
+    for t in range(steps):
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        assert env.observation_space.contains(obs), f"step {t}: {obs} leaves {env.observation_space}"
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+
+ANT_BASE_TERMS = ("q", "qd", "base_pos", "base_quat", "base_rpy", "base_rotmat", "base_rot6d", "base_linvel",
+                  "base_angvel", "base_linvel_local", "base_angvel_local", "link_pose:torso", "link_vel:torso",
+                  "body_pose:ground", "contact_forces")
+KUKA_LINK_TERMS = ("q", "qd", "link_pose:lbr_iiwa_link_0", "link_pose:lbr_iiwa_link_7", "link_vel:lbr_iiwa_link_7",
+                   "link_vel:lbr_iiwa_link_3", "contact_forces")
+
+
+@pytest.mark.parametrize("drive", [bang_bang, random_actions], ids=["bang_bang", "random"])
+@pytest.mark.parametrize("source,terms", [("mjcf/ant.xml", ANT_BASE_TERMS), ("kuka_iiwa/model.urdf", KUKA_LINK_TERMS)],
+                         ids=["ant_base_terms", "kuka_link_terms"])
+def test_observation_terms_stay_in_their_space(source: str, terms: tuple[str, ...], drive) -> None:
+    """Every term's bounds hold (quaternions and rotation matrices in [-1, 1], angles, forces >= 0) over 300
+    steps of bang-bang and of random actions: the Ant tumbles, the Kuka flails."""
+    env = gym.make("pixelrig/Robot-v0", source=source, control="torque", effort_limits=20.0, renderer="tiny",
+                   observation=list(terms))
+    try:
+        drive(env, 300)
+    finally:
+        env.close()

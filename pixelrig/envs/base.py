@@ -26,8 +26,9 @@ import pybullet_data
 from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.envs import bodies
 from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
-from pixelrig.envs.randomization import Randomization, camera_jitter, draw_and_apply
+from pixelrig.envs.randomization import Randomization, apply_body_poses, camera_jitter, check_body_names, draw_and_apply
 from pixelrig.envs.state import EnvState
 from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
 from pixelrig.render.choice import requested_renderer, resolve_renderer
@@ -158,6 +159,8 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
                 select_gpu(gpu)  # EGL_VISIBLE_DEVICES, before the probe and the plugin read it
             self._connect(resolve_renderer(renderer))
             self._rebuild()
+            if randomize is not None:
+                check_body_names(randomize, self.body_ids(), type(self).__name__)
         except BaseException:
             self._close_client()  # nothing half-built is left behind
             if self._window is not None:
@@ -283,9 +286,11 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         self._rebuild()
         if self.randomize is not None:
             self.randomization_values = draw_and_apply(
-                self.randomize, self.np_random, self.client, self.randomized_bodies()
+                self.randomize, self.np_random, self.client, self.randomized_bodies(), self.body_ids()
             )
         self.reset_task(options)
+        if self.randomize is not None:
+            apply_body_poses(self.randomization_values, self.client)  # again: they win over the task's placement
         self._episode_started = True
         self.elapsed_steps = 0
         obs, info = self.observe(), self.reset_info()
@@ -423,6 +428,54 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         if self.randomize is None or seed is None:
             return None
         return camera_jitter(self.randomize, seed, camera)
+
+    # ---- bodies by name ---------------------------------------------------------------------------------
+
+    def body_ids(self) -> dict[str, int]:
+        """{name: body id}, the inverse of :attr:`body_names` (a repeated name keeps its first body)."""
+        return bodies.names_to_ids(self.body_names)
+
+    def body_id(self, name: str) -> int:
+        """The id of the body called ``name``; ``ValueError`` listing the bodies if none (or several) is."""
+        return bodies.find_body(self.body_names, name, type(self).__name__)
+
+    def body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(position (3,), quaternion xyzw (4,))`` float64 of the body ``name``'s base, world frame, as pybullet's
+        ``getBasePositionAndOrientation`` reports it (the base's centre of mass and inertial frame orientation).
+        An unknown name is a ``ValueError`` listing the bodies."""
+        pos, orn = p.getBasePositionAndOrientation(self.body_id(name), physicsClientId=self.client)
+        return np.array(pos, dtype=np.float64), np.array(orn, dtype=np.float64)
+
+    def set_body_pose(self, name: str, position: Sequence[float],
+                      orientation: Sequence[float] | None = None) -> None:
+        """Move the body ``name`` now: its base to ``position`` (m, world frame, the point :meth:`body_pose`
+        reports) and, if given, ``orientation`` (quaternion xyzw, normalised; None keeps the current one).
+        Velocities are kept. The change is in the physics state, so snapshots carry it; ``reset()`` rebuilds the
+        world, so a pose set before it is gone (use :class:`Randomization` ``body_position`` for episode starts).
+
+        Raises:
+            ValueError: unknown body name (the message lists the bodies), or a position / orientation that is not
+                3 / 4 finite numbers, or a zero quaternion. Nothing is changed.
+        """
+        body = self.body_id(name)
+        pos = bodies.finite_vector(f"set_body_pose({name!r}): position", position, 3)
+        orn = (p.getBasePositionAndOrientation(body, physicsClientId=self.client)[1] if orientation is None
+               else bodies.unit_quaternion(f"set_body_pose({name!r}): orientation", orientation))
+        bodies.reset_pose(self.client, body, pos, orn)
+
+    def set_body_velocity(self, name: str, linear: Sequence[float], angular: Sequence[float]) -> None:
+        """Set the body ``name``'s base velocity now: ``linear`` (m/s, of its centre of mass) and ``angular``
+        (rad/s), world frame. Joint velocities are kept. Snapshots carry it.
+
+        Raises:
+            ValueError: unknown body name, a static body (fixed base or zero base mass), or values that are not
+                3 finite numbers each. Nothing is changed.
+        """
+        body = self.body_id(name)
+        lin = bodies.finite_vector(f"set_body_velocity({name!r}): linear", linear, 3)
+        ang = bodies.finite_vector(f"set_body_velocity({name!r}): angular", angular, 3)
+        bodies.check_can_move(p.getDynamicsInfo(body, -1, physicsClientId=self.client)[0], name, type(self).__name__)
+        p.resetBaseVelocity(body, lin.tolist(), ang.tolist(), physicsClientId=self.client)
 
     # ---- helpers for subclasses -------------------------------------------------------------------------
 

@@ -1,15 +1,24 @@
 """Domain randomisation drawn from the env's ``np_random`` at every reset: masses, friction, restitution, link
-colours, initial joint state and camera pose jitter. The drawn values are plain data, kept as env state."""
+colours, initial joint state, camera pose jitter and the positions and yaws of named bodies. The drawn values are
+plain data, kept as env state."""
 
 from __future__ import annotations
 
 import math
+import types
 import zlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import pybullet as p
+
+from pixelrig.envs.bodies import reset_pose
+from pixelrig.envs.rotations import quat_to_rpy, rpy_to_quat
+
+BodyRange = tuple[tuple[float, float, float], tuple[float, float, float]]
+"""``((x, y, z) low, (x, y, z) high)`` of a body's position."""
 
 
 def _range(name: str, value: tuple[float, float] | None, low: float = 0.0) -> tuple[float, float] | None:
@@ -22,6 +31,41 @@ def _range(name: str, value: tuple[float, float] | None, low: float = 0.0) -> tu
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi or lo < low:
         raise ValueError(f"Randomization: {name}={value!r} needs finite {low} <= low <= high")
     return lo, hi
+
+
+_EXAMPLES = {"body_position": "{'cube': ((0.4, -0.1, 0.65), (0.6, 0.1, 0.65))}", "body_yaw": "{'cube': (-3.14, 3.14)}"}
+
+
+def _per_body(name: str, value: Any, size: int) -> Mapping[str, Any] | None:
+    """Check ``{body name: (low, high)}`` (each side ``size`` numbers, or one number when ``size`` is 1); returns
+    a read-only mapping of float tuples, or None when there is nothing to randomise."""
+    form = "((x, y, z) low, (x, y, z) high) in metres" if size == 3 else "(low, high) in radians"
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ValueError(f"Randomization: {name}={value!r} must be a dict {{body name: {form}}}, e.g. "
+                         f"{name}={_EXAMPLES[name]}")
+    out: dict[str, Any] = {}
+    shape = (size,) if size > 1 else ()
+    for body, pair in value.items():
+        if not isinstance(body, str) or not body:
+            raise ValueError(f"Randomization: {name} key {body!r} must be a body name (a non-empty str)")
+        try:
+            lo, hi = (np.asarray(side, dtype=np.float64) for side in pair)
+        except (TypeError, ValueError):
+            raise ValueError(f"Randomization: {name}[{body!r}]={pair!r} must be {form}") from None
+        if lo.shape != shape or hi.shape != shape:
+            raise ValueError(f"Randomization: {name}[{body!r}]={pair!r} must be {form}")
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo <= hi)):
+            raise ValueError(f"Randomization: {name}[{body!r}]={pair!r} needs finite low <= high"
+                             + (" in every coordinate" if size > 1 else ""))
+        out[body] = (tuple(map(float, lo)), tuple(map(float, hi))) if size > 1 else (float(lo), float(hi))
+    return types.MappingProxyType(out) if out else None
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable stand-in for a field value (mappings become sorted item tuples)."""
+    return tuple(sorted(value.items())) if isinstance(value, Mapping) else value
 
 
 @dataclass(frozen=True)
@@ -37,6 +81,17 @@ class Randomization:
             velocities of the robot (RobotEnv) -- the "reset noise" of MuJoCo-style envs.
         camera_position: half-width (m) of a uniform offset of every camera, in its own frame.
         camera_rotation: largest rotation (rad) of every camera about a random axis through it.
+        body_position: ``{body name: ((x, y, z) low, (x, y, z) high)}``: the body's base position (the point
+            ``BulletEnv.body_pose`` reports, the base's centre of mass), uniform in that box, metres, world frame.
+        body_yaw: ``{body name: (low, high)}``: the body's yaw (radians, about the world z axis), uniform in that
+            range. It replaces the yaw and keeps the roll and pitch (``R = Rz(yaw) Ry(pitch) Rx(roll)``).
+
+    Body positions and yaws are applied once the world is built and again after the task's ``reset_task``: the
+    task sees them while it sets up the episode, and they win over where the task itself puts the body (with
+    ``body_position={"cube": ...}``, PandaPush's cube starts where the randomisation puts it, not where the task
+    drew it; the task's other draws, such as its target, are unchanged). A moved body keeps its velocity. Each
+    body is drawn from its own stream keyed by its name, so adding a body never changes another body's draws.
+    The names are checked when the env is created (an unknown name is an error listing the bodies there are).
     """
 
     mass_scale: tuple[float, float] | None = None
@@ -46,6 +101,8 @@ class Randomization:
     joint_noise: float = 0.0
     camera_position: float = 0.0
     camera_rotation: float = 0.0
+    body_position: Mapping[str, BodyRange] | None = None
+    body_yaw: Mapping[str, tuple[float, float]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mass_scale", _range("mass_scale", self.mass_scale, low=1e-6))
@@ -55,21 +112,58 @@ class Randomization:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"Randomization: {name}={value!r} must be a finite number >= 0")
+        object.__setattr__(self, "body_position", _per_body("body_position", self.body_position, 3))
+        object.__setattr__(self, "body_yaw", _per_body("body_yaw", self.body_yaw, 1))
+
+    def __hash__(self) -> int:
+        return hash(tuple(_hashable(getattr(self, f.name)) for f in fields(self)))
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickle and deep-copy through plain dicts (the read-only mappings themselves do not pickle)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return _randomization, ({k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()},)
+
+    @property
+    def body_names(self) -> list[str]:
+        """Names of the bodies whose position or yaw is randomised, sorted."""
+        return sorted({*(self.body_position or {}), *(self.body_yaw or {})})
 
     @property
     def jitters_cameras(self) -> bool:
         return self.camera_position > 0 or self.camera_rotation > 0
 
 
-RANDOM_STREAMS = ("mass", "lateral_friction", "restitution", "rgba", "camera")
+def _randomization(values: dict[str, Any]) -> Randomization:
+    """A :class:`Randomization` from its fields (unpickling)."""
+    return Randomization(**values)
+
+
+RANDOM_STREAMS = ("mass", "lateral_friction", "restitution", "rgba", "camera", "body_position", "body_yaw")
 """Each kind of draw has its own random stream, so that how many draws one kind makes (colours: one per link
-that has a visual, which depends on the level of detail) never shifts another (masses: physics)."""
+that has a visual, which depends on the level of detail) never shifts another (masses: physics). New kinds are
+appended at the end, so that the existing kinds' draws stay the same."""
+
+
+def check_body_names(spec: Randomization, bodies: Mapping[str, int], owner: str) -> None:
+    """Check that every body ``spec`` randomises by name is one of ``bodies`` ({name: id}).
+
+    Raises:
+        ValueError: an unknown name; the message lists the bodies there are.
+    """
+    for kind in ("body_position", "body_yaw"):
+        unknown = sorted(set(getattr(spec, kind) or {}) - set(bodies))
+        if unknown:
+            raise ValueError(f"{owner}: Randomization({kind}=...) names bodies {unknown} that this env does not "
+                             f"have; bodies: {list(bodies)}")
 
 
 def draw_and_apply(spec: Randomization, rng: np.random.Generator, client: int,
-                   bodies: list[int]) -> dict[str, Any]:
-    """Draw this episode's physical parameters and camera seed, apply them to ``bodies``; returns the drawn
-    values (JSON-friendly) so that :func:`apply_values` can reproduce the same world later.
+                   bodies: list[int], named: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """Draw this episode's physical parameters, camera seed and body poses, apply them to ``bodies`` (the body
+    poses to the ``named`` bodies, {name: id}); returns the drawn values (JSON-friendly) so that
+    :func:`apply_values` can reproduce the same world later. Body poses are recorded as
+    ``values["body_position"] = [[body id, -1, x, y, z], ...]`` and ``values["body_yaw"] = [[body id, -1, yaw],
+    ...]`` (keys present only when randomised).
 
     ``rng`` gives exactly one number per call, whatever is randomised: a seed from which each kind of draw
     (:data:`RANDOM_STREAMS`) gets its own generator. Colours are drawn per link (every link, ``-1`` = base, in
@@ -99,8 +193,35 @@ def draw_and_apply(spec: Randomization, rng: np.random.Generator, client: int,
                 if link in alphas:
                     values["rgba"].append([body, link, *map(float, rgb), alphas[link]])
     values["camera_seed"] = int(stream["camera"].integers(2**31)) if spec.jitters_cameras else None
+    if spec.body_names:
+        named = dict(named or {})
+        check_body_names(spec, named, "draw_and_apply")
+        for kind in ("body_position", "body_yaw"):
+            index = RANDOM_STREAMS.index(kind)
+            ranges = getattr(spec, kind) or {}
+            if ranges:
+                values[kind] = [[named[name], -1, *_draw_body(episode_seed, index, name, lo, hi)]
+                                for name, (lo, hi) in sorted(ranges.items())]
     apply_values(values, client)
     return values
+
+
+def _draw_body(episode_seed: int, stream: int, name: str, low: Any, high: Any) -> list[float]:
+    """One body's draw from its own generator (episode seed, stream index, crc32 of the body's name)."""
+    rng = np.random.default_rng([episode_seed, stream, zlib.crc32(name.encode())])
+    return [float(v) for v in np.atleast_1d(rng.uniform(low, high))]
+
+
+def apply_body_poses(values: Mapping[str, Any], client: int) -> None:
+    """Apply drawn body positions, then yaws (keeping each body's roll, pitch and velocity)."""
+    for body, _, *xyz in values.get("body_position", []):
+        _, orn = p.getBasePositionAndOrientation(body, physicsClientId=client)
+        reset_pose(client, body, xyz, orn)
+    for body, _, yaw in values.get("body_yaw", []):
+        pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=client)
+        roll, pitch, _ = quat_to_rpy(orn)
+        reset_pose(client, body, pos, rpy_to_quat((roll, pitch, yaw)).tolist())
+
 
 
 def apply_values(values: dict[str, Any], client: int) -> None:
@@ -113,6 +234,7 @@ def apply_values(values: dict[str, Any], client: int) -> None:
         p.changeDynamics(body, link, restitution=e, physicsClientId=client)
     for body, link, *rgba in values.get("rgba", []):
         p.changeVisualShape(body, link, rgbaColor=rgba, physicsClientId=client)
+    apply_body_poses(values, client)
 
 
 def camera_jitter(spec: Randomization, seed: int, camera: str) -> tuple[tuple[float, ...], tuple[float, ...]]:

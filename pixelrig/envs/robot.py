@@ -19,6 +19,17 @@ from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.models import load_model, mjcf_motors, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
+from pixelrig.envs.terms import (
+    BASE_OBSERVATION_TERMS,
+    DEFAULT_TERMS,
+    bounds,
+    check_names,
+    layout,
+    parse_terms,
+    read_terms,
+    robot_links,
+    split_term,
+)
 
 CONTROL_MODES = ("torque", "position", "velocity")
 Builder = Callable[[int], int]
@@ -73,8 +84,11 @@ class RobotEnv(BulletEnv):
         self_collision: enable collisions between the robot's own links (URDF and MJCF).
         ground: add pybullet_data's plane at z = 0. None: yes for files, no for builders.
         base_position: where a URDF robot's base is placed.
-        base_observation: append the base pose and velocity (position 3, quaternion xyzw 4, linear velocity 3,
-            angular velocity 3) to the observation -- for floating-base robots.
+        observation: the observation's terms, in order (a list or tuple of names; see below and
+            :mod:`pixelrig.envs.terms`). Default ``("q", "qd")``.
+        base_observation: shorthand for ``observation=("q", "qd", "base_pos", "base_quat", "base_linvel",
+            "base_angvel")`` (position 3, quaternion xyzw 4, linear and angular velocity 3 each), for floating-base
+            robots. Not with ``observation=``.
         effort_limits: override/fill torque limits: a number for every joint lacking one, or {joint: N·m}.
             MJCF motors give gear × |ctrlrange| as the limit.
         velocity_limits: the same for velocity limits (rad/s or m/s).
@@ -95,8 +109,22 @@ class RobotEnv(BulletEnv):
         visual_budget: triangles per visual mesh for "simplified".
         gpu: render on this CUDA device with EGL (see :class:`pixelrig.envs.BulletEnv`).
 
-    Observation: ``concat(q, qd)`` of the actuated joints (positions first), float32, unbounded: pybullet's
-    joint limits are soft, so a joint driven hard goes past them, and the state is never clipped.
+    Observation: a flat float32 Box, the concatenation of the ``observation`` terms; ``observation_layout`` maps
+    each term to its slice. Default ``concat(q, qd)`` of the actuated joints (positions first). Terms:
+
+    - ``"q"``, ``"qd"``: actuated joint positions and velocities (n each).
+    - ``"base_pos"`` (3, the base's centre of mass), ``"base_quat"`` (4, xyzw), ``"base_rpy"`` (3, roll, pitch,
+      yaw with ``R = Rz Ry Rx``), ``"base_rotmat"`` (9, row-major), ``"base_rot6d"`` (6, the first two columns
+      of R: R00, R10, R20, R01, R11, R21), ``"base_linvel"``, ``"base_angvel"`` (3 each, world frame),
+      ``"base_linvel_local"``, ``"base_angvel_local"`` (3 each, in the base frame: ``R.T @ v``).
+    - ``"link_pose:<link>"`` (7: position and quaternion of the link's URDF frame; the base link's name gives
+      the base's URDF frame), ``"link_vel:<link>"`` (6: linear velocity of the link's centre of mass and
+      angular velocity, world frame), ``"body_pose:<body>"`` (7: a named body's :meth:`body_pose`).
+    - ``"contact_forces"``: total normal contact force (N) on each robot link, base first (links + 1 values).
+
+    Bounds are infinite (pybullet's joint limits are soft, so a joint driven hard goes past them, and the state
+    is never clipped) except where they hold mathematically: quaternion and rotation-matrix entries in [-1, 1],
+    roll and yaw in [-pi, pi], pitch in [-pi/2, pi/2], contact forces >= 0.
     ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise).
     """
 
@@ -115,6 +143,7 @@ class RobotEnv(BulletEnv):
         ground: bool | None = None,
         base_position: Sequence[float] = (0.0, 0.0, 0.0),
         base_observation: bool = False,
+        observation: Sequence[str] | None = None,
         effort_limits: Limit | None = None,
         velocity_limits: Limit | None = None,
         position_limits: RangeLimit | None = None,
@@ -142,6 +171,20 @@ class RobotEnv(BulletEnv):
         if not (isinstance(reset_noise_scale, int | float) and math.isfinite(reset_noise_scale)
                 and reset_noise_scale >= 0):
             raise ValueError(f"reset_noise_scale={reset_noise_scale!r} must be a finite number >= 0")
+        if observation is not None and base_observation:
+            raise ValueError(
+                f"pass observation=... or base_observation=True, not both: base_observation=True means "
+                f"observation={BASE_OBSERVATION_TERMS}; add the base terms you want to observation={observation!r}"
+            )
+        self.observation_terms: tuple[str, ...] = (
+            parse_terms(observation) if observation is not None
+            else BASE_OBSERVATION_TERMS if base_observation else DEFAULT_TERMS
+        )
+        """The observation's terms, in order."""
+        self.observation_layout: dict[str, slice] = {}
+        """{term: slice} of each term in the observation."""
+        self.link_indices: dict[str, int] = {}
+        """The robot's link names -> link index (the base link is -1)."""
         if callable(source):
             self.model_path: Path | None = None
             self.model_kind = "builder"
@@ -202,6 +245,7 @@ class RobotEnv(BulletEnv):
             info = p.getBodyInfo(body, physicsClientId=c)
             self.load_body(info[1].decode("utf-8", errors="replace") or f"body{body}", body)
         self.robot = robot
+        self.link_indices = robot_links(c, robot)
         self.joints, self._passive = self._actuated_joints()
         free = [js.index for js in self.joints] + self._passive  # motors off until a command arrives
         self.motor_command(robot, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free))
@@ -290,15 +334,30 @@ class RobotEnv(BulletEnv):
         self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), (n,), np.float32)
         self.position_gains = self._gains("position_gain", position_gain, 0.1)
         self.velocity_gains = self._gains("velocity_gain", velocity_gain, 1.0)
-        # Unbounded: pybullet's joint limits are soft (a torque at its bound pushes a joint past them), and
-        # nothing else bounds positions or velocities. The state is never clipped to fit a declared bound.
-        size = 2 * n + (13 if self.base_observation else 0)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self._init_observation()
         if initial_qpos is None:
             self.initial_qpos = np.array([np.clip(0.0, j.lower, j.upper) if j.has_range else 0.0
                                           for j in self.joints])
         else:
             self.initial_qpos = self._vector("initial_qpos", initial_qpos, names)
+
+    def _init_observation(self) -> None:
+        """Check the terms' link and body names; set ``observation_layout`` and ``observation_space``.
+
+        Unbounded but where a term is bounded mathematically: pybullet's joint limits are soft (a torque at its
+        bound pushes a joint past them), and nothing else bounds positions or velocities. The state is never
+        clipped to fit a declared bound.
+        """
+        terms = self.observation_terms
+        check_names(terms, self.link_indices, list(self.body_ids()), self.body_names.get(self.robot, "robot"))
+        for term in terms:
+            kind, name = split_term(term)
+            if kind == "body_pose":
+                self.body_id(name)  # refuses a name that several bodies share
+        num_links = p.getNumJoints(self.robot, physicsClientId=self.client) + 1
+        self.observation_layout = layout(terms, len(self.joints), num_links)
+        low, high = bounds(self.observation_layout)
+        self.observation_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def _gains(self, what: str, value: Any, default: float) -> np.ndarray:
         n = len(self.joints)
@@ -388,14 +447,8 @@ class RobotEnv(BulletEnv):
         return self.joint_states(self.robot, [j.index for j in self.joints])
 
     def observe(self) -> np.ndarray:
-        q, qd = self.qpos_qvel()
-        parts = [q, qd]
-        if self.base_observation:
-            c = self.client
-            pos, orn = p.getBasePositionAndOrientation(self.robot, physicsClientId=c)
-            lin, ang = p.getBaseVelocity(self.robot, physicsClientId=c)
-            parts += [pos, orn, lin, ang]
-        return np.concatenate(parts).astype(np.float32)
+        return read_terms(self.observation_terms, self.client, self.robot, [j.index for j in self.joints],
+                          self.link_indices, self.body_id)
 
     def evaluate(self, action: Any) -> tuple[float, bool, dict[str, Any]]:
         reward = float(self.reward_fn(self)) if self.reward_fn is not None else 0.0

@@ -1,0 +1,264 @@
+"""The observation terms of :class:`pixelrig.RobotEnv` (``observation=("q", "base_rotmat", ...)``): their names,
+sizes, bounds and values, each read from pybullet's own queries.
+
+Frames and units (metres, radians, seconds, newtons):
+
+- ``base_*`` terms describe the robot's base as pybullet reports it (``getBasePositionAndOrientation`` and
+  ``getBaseVelocity``): the position of the base's centre of mass and the orientation of its inertial frame (for
+  almost every model the same as the URDF base frame's), linear velocity of the centre of mass and angular
+  velocity, in the world frame; the ``_local`` velocities are the same vectors in the base frame (``R.T @ v``).
+- ``link_pose:<link>`` is the pose of the link's URDF frame (``getLinkState(...)[4:6]`` with forward kinematics;
+  for the base link, the base's centre-of-mass pose times the inverse of its local inertial frame).
+- ``link_vel:<link>`` is the velocity of the link's centre of mass and its angular velocity, world frame
+  (``getLinkState(..., computeLinkVelocity=1)[6:8]``; ``getBaseVelocity`` for the base link).
+- ``body_pose:<body>`` is what :meth:`pixelrig.envs.BulletEnv.body_pose` returns for a named body.
+- ``contact_forces``: per robot link (base first, then links in joint order) the sum of the normal forces of its
+  contact points this step (``getContactPoints(bodyA=robot)``; a contact between two of the robot's own links
+  counts for both).
+
+Rotation forms follow :mod:`pixelrig.envs.rotations`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from pixelrig.envs.rotations import matrix_to_rot6d, matrix_to_rpy, quat_to_matrix
+
+BASE_TERMS: dict[str, int] = {
+    "base_pos": 3, "base_quat": 4, "base_rpy": 3, "base_rotmat": 9, "base_rot6d": 6, "base_linvel": 3,
+    "base_angvel": 3, "base_linvel_local": 3, "base_angvel_local": 3,
+}
+"""Base terms and their sizes."""
+
+NAMED_TERMS: dict[str, int] = {"link_pose": 7, "link_vel": 6, "body_pose": 7}
+"""Terms written ``"<kind>:<name>"`` (a robot link or a named body) and their sizes."""
+
+TERMS: tuple[str, ...] = ("q", "qd", *BASE_TERMS, "link_pose:<link>", "link_vel:<link>", "body_pose:<body>",
+                          "contact_forces")
+"""Every term, as error messages list them."""
+
+DEFAULT_TERMS: tuple[str, ...] = ("q", "qd")
+"""RobotEnv's observation without ``observation=``."""
+
+BASE_OBSERVATION_TERMS: tuple[str, ...] = ("q", "qd", "base_pos", "base_quat", "base_linvel", "base_angvel")
+"""What ``base_observation=True`` means."""
+
+_VALID = ", ".join(map(repr, TERMS))
+_PI = math.pi
+_BOUNDED: dict[str, tuple[list[float], list[float]]] = {
+    "base_quat": ([-1.0] * 4, [1.0] * 4),
+    "base_rpy": ([-_PI, -_PI / 2, -_PI], [_PI, _PI / 2, _PI]),
+    "base_rotmat": ([-1.0] * 9, [1.0] * 9),
+    "base_rot6d": ([-1.0] * 6, [1.0] * 6),
+    "link_pose": ([-math.inf] * 3 + [-1.0] * 4, [math.inf] * 3 + [1.0] * 4),
+    "body_pose": ([-math.inf] * 3 + [-1.0] * 4, [math.inf] * 3 + [1.0] * 4),
+}
+"""Terms with mathematical bounds (unit quaternions, rotation matrices, angle ranges); the others are unbounded
+(pybullet's joint limits are soft) except ``contact_forces`` (>= 0)."""
+
+
+def split_term(term: str) -> tuple[str, str | None]:
+    """``"link_pose:hand"`` -> ``("link_pose", "hand")``; ``"q"`` -> ``("q", None)``."""
+    kind, sep, name = term.partition(":")
+    return (kind, name) if sep else (term, None)
+
+
+def parse_terms(observation: Any) -> tuple[str, ...]:
+    """Check the syntax of an ``observation=`` value; returns it as a tuple of term names.
+
+    Raises:
+        ValueError: not a sequence of strings, empty, an unknown term (the message lists the valid ones) or a
+            term given twice.
+    """
+    if isinstance(observation, str | bytes) or not isinstance(observation, Sequence):
+        raise ValueError(f"observation={observation!r} must be a list or tuple of term names, e.g. "
+                         f"observation=('q', 'qd', 'base_quat'); terms: {_VALID}")
+    terms = tuple(observation)
+    if not terms:
+        raise ValueError(f"observation=() has no terms; terms: {_VALID}")
+    for term in terms:
+        if not isinstance(term, str):
+            raise ValueError(f"observation term {term!r} is not a string; terms: {_VALID}")
+        kind, name = split_term(term)
+        simple = name is None and (kind in BASE_TERMS or kind in ("q", "qd", "contact_forces"))
+        if not simple and not (kind in NAMED_TERMS and name):
+            hint = f" ({kind} needs a name: '{kind}:<name>')" if kind in NAMED_TERMS else ""
+            raise ValueError(f"unknown observation term {term!r}{hint}; terms: {_VALID}")
+    repeated = sorted({t for t in terms if terms.count(t) > 1})
+    if repeated:
+        raise ValueError(f"observation terms {repeated} are given more than once in {terms}")
+    return terms
+
+
+def check_names(terms: Sequence[str], links: Mapping[str, int], bodies: Sequence[str], robot: str) -> None:
+    """Check that the links and bodies the terms name exist.
+
+    Args:
+        terms: from :func:`parse_terms`.
+        links: the robot's link names -> link index (the base link is -1).
+        bodies: the env's body names.
+        robot: the robot's body name (for messages).
+
+    Raises:
+        ValueError: an unknown link or body, listing the ones there are.
+    """
+    for term in terms:
+        kind, name = split_term(term)
+        if kind in ("link_pose", "link_vel") and name not in links:
+            raise ValueError(f"observation term {term!r}: robot {robot!r} has no link {name!r}; its links: "
+                             f"{list(links)}")
+        if kind == "body_pose" and name not in bodies:
+            raise ValueError(f"observation term {term!r}: there is no body {name!r}; bodies: {list(bodies)}")
+
+
+def term_size(term: str, num_joints: int, num_links: int) -> int:
+    """Number of values of ``term`` for a robot with ``num_joints`` actuated joints and ``num_links`` links
+    (the base included)."""
+    kind, _ = split_term(term)
+    if kind in ("q", "qd"):
+        return num_joints
+    if kind == "contact_forces":
+        return num_links
+    return BASE_TERMS.get(kind) or NAMED_TERMS[kind]
+
+
+def layout(terms: Sequence[str], num_joints: int, num_links: int) -> dict[str, slice]:
+    """``{term: slice}`` of each term in the flat observation, in order."""
+    out, start = {}, 0
+    for term in terms:
+        size = term_size(term, num_joints, num_links)
+        out[term] = slice(start, start + size)
+        start += size
+    return out
+
+
+def bounds(spans: Mapping[str, slice]) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float64 arrays of the observation with layout ``spans``: infinite but where a term is
+    bounded mathematically (quaternion and rotation-matrix entries in [-1, 1], angles, forces >= 0)."""
+    size = max((s.stop for s in spans.values()), default=0)
+    low, high = np.full(size, -np.inf), np.full(size, np.inf)
+    for term, span in spans.items():
+        kind, _ = split_term(term)
+        if kind in _BOUNDED:
+            low[span], high[span] = _BOUNDED[kind]
+        elif kind == "contact_forces":
+            low[span] = 0.0
+    return low, high
+
+
+def robot_links(client: int, robot: int) -> dict[str, int]:
+    """The robot's link names -> link index, the base link (``getBodyInfo``'s first name) as -1."""
+    base = p.getBodyInfo(robot, physicsClientId=client)[0].decode("utf-8", errors="replace")
+    links = {base: -1}
+    for j in range(p.getNumJoints(robot, physicsClientId=client)):
+        links.setdefault(p.getJointInfo(robot, j, physicsClientId=client)[12].decode("utf-8", errors="replace"), j)
+    return links
+
+
+def base_frame_pose(client: int, body: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """World pose of a body's base URDF frame: its centre-of-mass pose times the inverse local inertial frame."""
+    pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    local_pos, local_orn = p.getDynamicsInfo(body, -1, physicsClientId=client)[3:5]
+    if tuple(local_pos) == (0.0, 0.0, 0.0) and tuple(local_orn) == (0.0, 0.0, 0.0, 1.0):
+        return pos, orn  # the usual case, exactly
+    inv_pos, inv_orn = p.invertTransform(local_pos, local_orn)
+    return p.multiplyTransforms(pos, orn, inv_pos, inv_orn)
+
+
+def _unit(values: Sequence[float]) -> np.ndarray:
+    """Entries bounded by 1 mathematically, with float rounding (at most 1 ulp) stripped."""
+    return np.clip(np.asarray(values, dtype=np.float64), -1.0, 1.0)
+
+
+def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[int], links: Mapping[str, int],
+               body_id: Callable[[str], int]) -> np.ndarray:
+    """The flat float32 observation of ``terms`` (see the module docstring for each term's frame).
+
+    Args:
+        terms: from :func:`parse_terms`, names checked with :func:`check_names`.
+        client: pybullet client id.
+        robot: the robot's body id.
+        joints: joint indices of the actuated joints (``q`` and ``qd`` order).
+        links: from :func:`robot_links`.
+        body_id: name -> body id of the env's named bodies.
+    """
+    cache: dict[str, Any] = {}
+
+    def base_pose() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if "pose" not in cache:
+            pos, orn = p.getBasePositionAndOrientation(robot, physicsClientId=client)
+            cache["pose"] = np.array(pos), np.array(orn), quat_to_matrix(orn)
+        return cache["pose"]
+
+    def base_velocity() -> tuple[np.ndarray, np.ndarray]:
+        if "vel" not in cache:
+            lin, ang = p.getBaseVelocity(robot, physicsClientId=client)
+            cache["vel"] = np.array(lin), np.array(ang)
+        return cache["vel"]
+
+    def joint_states() -> list:
+        if "joints" not in cache:
+            cache["joints"] = p.getJointStates(robot, list(joints), physicsClientId=client)
+        return cache["joints"]
+
+    parts: list[np.ndarray] = []
+    for term in terms:
+        kind, name = split_term(term)
+        if kind == "q":
+            value: Any = [s[0] for s in joint_states()]
+        elif kind == "qd":
+            value = [s[1] for s in joint_states()]
+        elif kind == "base_pos":
+            value = base_pose()[0]
+        elif kind == "base_quat":
+            value = _unit(base_pose()[1])
+        elif kind == "base_rpy":
+            value = matrix_to_rpy(base_pose()[2])
+        elif kind == "base_rotmat":
+            value = _unit(base_pose()[2].reshape(-1))
+        elif kind == "base_rot6d":
+            value = _unit(matrix_to_rot6d(base_pose()[2]))
+        elif kind in ("base_linvel", "base_angvel"):
+            value = base_velocity()[kind == "base_angvel"]
+        elif kind in ("base_linvel_local", "base_angvel_local"):
+            value = base_pose()[2].T @ base_velocity()[kind == "base_angvel_local"]
+        elif kind == "link_pose":
+            index = links[name]
+            if index < 0:
+                pos, orn = base_frame_pose(client, robot)
+            else:
+                pos, orn = p.getLinkState(robot, index, computeForwardKinematics=1, physicsClientId=client)[4:6]
+            value = np.concatenate([pos, _unit(orn)])
+        elif kind == "link_vel":
+            index = links[name]
+            if index < 0:
+                value = np.concatenate(base_velocity())
+            else:
+                state = p.getLinkState(robot, index, computeLinkVelocity=1, computeForwardKinematics=1,
+                                       physicsClientId=client)
+                value = np.concatenate([state[6], state[7]])
+        elif kind == "body_pose":
+            pos, orn = p.getBasePositionAndOrientation(body_id(name), physicsClientId=client)
+            value = np.concatenate([pos, _unit(orn)])
+        else:  # contact_forces
+            value = contact_forces(client, robot)
+        parts.append(np.asarray(value, dtype=np.float64))
+    return np.concatenate(parts).astype(np.float32)
+
+
+def contact_forces(client: int, robot: int) -> np.ndarray:
+    """Total normal contact force (N) on each link of ``robot`` this step, base first: float64 array with one
+    entry per link (``getNumJoints + 1``)."""
+    forces = np.zeros(p.getNumJoints(robot, physicsClientId=client) + 1)
+    for point in p.getContactPoints(bodyA=robot, physicsClientId=client):
+        if point[1] == robot:
+            forces[point[3] + 1] += point[9]
+        if point[2] == robot:
+            forces[point[4] + 1] += point[9]
+    return forces
