@@ -9,7 +9,7 @@ from pixelrig.render import RendererUnavailable, resolve_renderer
 from pixelrig.render.window import DisplayUnavailable
 from pixelrig.snapshot import Snapshot, restore, snapshot
 from pixelrig.vector import make_vec
-from pixelrig.wrappers import HumanWindow, PixelObs, VideoRecorder
+from pixelrig.wrappers import HumanWindow, PixelObs, PointCloudObs, VideoRecorder
 
 __version__ = "0.1.0"
 
@@ -22,6 +22,7 @@ __all__ = [
     "DisplayUnavailable",
     "HumanWindow",
     "PixelObs",
+    "PointCloudObs",
     "Randomization",
     "RendererUnavailable",
     "RobotEnv",

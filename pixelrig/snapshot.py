@@ -43,7 +43,6 @@ FORMAT_VERSION = 1
 _HEAD = struct.Struct("<8sHI")
 _LEN = struct.Struct("<Q")
 _DIGEST = 32
-_RENDER_ONLY_KWARGS = {"render_mode", "renderer", "visual_detail", "visual_budget", "gpu"}  # rendering never changes
 # the simulation, and level of detail changes visuals only
 
 
@@ -158,7 +157,7 @@ def identity(env: gym.Env) -> dict[str, Any]:
         raise TypeError(f"snapshot needs a pixelrig BulletEnv underneath; got {type(base).__name__}")
     spec = base.spec
     kwargs = dict(spec.kwargs) if spec is not None else dict(getattr(base, "init_kwargs", {}))
-    kwargs = {k: v for k, v in kwargs.items() if k not in _RENDER_ONLY_KWARGS}
+    kwargs = {k: v for k, v in kwargs.items() if k not in BulletEnv.RENDER_OPTIONS}
     hashes = {_portable(path): file_digest(path) for path in base.model_paths()}
     return {
         "id": spec.id if spec is not None else None,
@@ -171,22 +170,39 @@ def identity(env: gym.Env) -> dict[str, Any]:
 
 # ---- wrapper states -----------------------------------------------------------------------------------------
 
+# Gymnasium's TimeLimit, OrderEnforcing and PassiveEnvChecker keep their state in attributes with no public
+# setter (TimeLimit has no public getter either): these three adapters are the only code here that touches them.
+# They hold from gymnasium 1.0.0 to 1.4.0 (CI runs the suite at both ends of pyproject's range);
+# tests/test_gymnasium_internals.py names what moved if a release changes them.
+
+def _time_limit_state(wrapper: Any) -> dict[str, Any]:
+    return {"elapsed_steps": wrapper._elapsed_steps}
+
+
+def _set_time_limit_state(wrapper: Any, state: Mapping[str, Any]) -> None:
+    wrapper._elapsed_steps = state["elapsed_steps"]
+
+
+def _set_order_state(wrapper: Any, state: Mapping[str, Any]) -> None:
+    wrapper._has_reset = state["has_reset"]
+
+
+PASSIVE_CHECKER_FLAGS = ("checked_reset", "checked_step", "checked_render", "checked_data_reuse")
+"""PassiveEnvChecker's once-only check flags (``checked_data_reuse`` is new: 1.4 has it, 1.0 to 1.2 do not)."""
+
+
 def _finish_checks(wrapper: Any, state: Mapping[str, Any]) -> None:
     """PassiveEnvChecker's flags are debugging state, not simulation state: a restored env counts as checked."""
-    for flag in ("checked_reset", "checked_step", "checked_render", "checked_data_reuse"):
-        setattr(wrapper, flag, True)
-    wrapper._previous_data = None
+    for flag in PASSIVE_CHECKER_FLAGS:
+        if hasattr(wrapper, flag):
+            setattr(wrapper, flag, True)
+    if hasattr(wrapper, "_previous_data"):  # the data-reuse check's memory (1.4 has it, 1.0 to 1.2 do not)
+        wrapper._previous_data = None
 
 
 _WRAPPERS: dict[str, tuple[Any, Any]] = {
-    "gymnasium.wrappers.common:TimeLimit": (
-        lambda w: {"elapsed_steps": w._elapsed_steps},
-        lambda w, s: setattr(w, "_elapsed_steps", s["elapsed_steps"]),
-    ),
-    "gymnasium.wrappers.common:OrderEnforcing": (
-        lambda w: {"has_reset": w._has_reset},
-        lambda w, s: setattr(w, "_has_reset", s["has_reset"]),
-    ),
+    "gymnasium.wrappers.common:TimeLimit": (_time_limit_state, _set_time_limit_state),
+    "gymnasium.wrappers.common:OrderEnforcing": (lambda w: {"has_reset": w.has_reset}, _set_order_state),
     "gymnasium.wrappers.common:PassiveEnvChecker": (lambda w: {}, _finish_checks),
 }
 """Gymnasium wrappers whose state snapshots know: qualified name -> (get state, set state)."""

@@ -18,24 +18,39 @@ from gymnasium.vector.async_vector_env import AsyncState
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.render.choice import resolve_renderer
 
-MODES = ("async", "sync")
+MODES = ("async", "sync", "batched")
+
+
+# ---- Gymnasium internals -------------------------------------------------------------------------------------
+# AsyncVectorEnv has no public hook for a worker's exception or death. The three functions below (and the
+# override of its private ``_raise_if_errors``) are the only code that touches its private parts: ``error_queue``,
+# ``parent_pipes`` and ``_state``. They hold from gymnasium 1.0.0 to 1.4.0 (CI runs the suite at both ends of
+# pyproject's range); tests/test_gymnasium_internals.py names what moved if a release changes them.
+
+def _take_worker_error(venv: gym.vector.AsyncVectorEnv) -> tuple[int, type, BaseException, str]:
+    """The next failed worker's ``(index, exception type, exception, traceback text)``; closes its pipe as
+    Gymnasium does."""
+    index, exctype, value, trace = venv.error_queue.get()
+    venv.parent_pipes[index].close()
+    venv.parent_pipes[index] = None
+    return index, exctype, value, trace
+
+
+def _mark_idle(venv: gym.vector.AsyncVectorEnv) -> None:
+    """Tell the vector env that no call is pending (so that ``close()`` does not wait for one)."""
+    venv._state = AsyncState.DEFAULT
 
 
 class PixelVectorEnv(gym.vector.AsyncVectorEnv):
     """AsyncVectorEnv that raises a failing worker's exception with its traceback in the message (Gymnasium only
     logs it), and reports a worker that died with its exit code instead of a broken pipe."""
 
-    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:  # overrides Gymnasium's (see above)
         failed = sum(1 for ok in successes if not ok)
-        reports = []
-        for _ in range(failed):
-            index, exctype, value, trace = self.error_queue.get()
-            self.parent_pipes[index].close()
-            self.parent_pipes[index] = None
-            reports.append((index, exctype, value, trace))
+        reports = [_take_worker_error(self) for _ in range(failed)]
         if not reports:
             return
-        self._state = AsyncState.DEFAULT
+        _mark_idle(self)
         index, exctype, value, trace = reports[-1]
         message = f"make_vec worker {index} failed: {exctype.__name__}: {value}\n--- worker traceback ---\n{trace}"
         try:
@@ -56,7 +71,7 @@ class PixelVectorEnv(gym.vector.AsyncVectorEnv):
         try:
             return getattr(super(), method)(*args, **kwargs)
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
-            self._state = AsyncState.DEFAULT  # nothing to wait for any more: close() must not wait either
+            _mark_idle(self)  # nothing to wait for any more: close() must not wait either
             raise RuntimeError(f"a make_vec worker process died during {method}: {self._dead_workers()}; its "
                                "stderr (above) says why") from exc
 
@@ -80,7 +95,7 @@ class EnvFactory:
         cams: the PixelObs cameras (None: the env's default rig).
         pixels_only: drop the "state" key.
         pixels: wrap in PixelObs at all.
-        renderer: the backend, already resolved ('tiny' or 'egl').
+        renderer: the backend, already resolved ('tiny', 'egl' or 'gl').
         worker: the worker's index (its GPU is ``worker % n_visible`` with EGL and several GPUs).
         gpu: an explicit CUDA device for every worker instead.
     """
@@ -120,6 +135,7 @@ def make_vec(
     pixels_only: bool = False,
     pixels: bool = True,
     gpu: int | None = None,
+    num_workers: int = 1,
     env_kwargs: Mapping[str, Any] | None = None,
     context: str = "spawn",
 ) -> gym.vector.VectorEnv:
@@ -129,26 +145,41 @@ def make_vec(
         env_id: a registered id (pixelrig's or any whose env exposes a pybullet client).
         num_envs: number of envs.
         cams: PixelObs cameras (None: each env's default rig).
-        renderer: 'auto' | 'tiny' | 'egl' | None, resolved once here.
-        vectorization_mode: "async" (one process per env, observations in shared memory) or "sync" (all in this
-            process; not with EGL and more than one env).
+        renderer: 'auto' | 'tiny' | 'egl' | 'gl' | None, resolved once here ("batched": None means
+            ``PIXELRIG_RENDERER`` if set, else 'gl'; 'tiny' draws the rigs one after another; 'egl' needs one env
+            per worker).
+        vectorization_mode: "async" (one process per env, observations in shared memory), "sync" (all in this
+            process; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when 1,
+            each stepping its envs one by one and drawing all their rigs in one gl pass; see
+            :class:`pixelrig.batched.BatchedVectorEnv`).
         pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
+        num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).
         gpu: with EGL, every worker renders on this CUDA device; None spreads workers over the visible GPUs.
         env_kwargs: ``gym.make`` kwargs of every env.
-        context: multiprocessing start method for "async" ("spawn" by default: safe with pybullet and EGL).
+        context: multiprocessing start method for "async" and "batched" workers ("spawn" by default: safe with
+            pybullet and EGL).
 
     Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
     default (the step after an episode ends returns the reset observation). A worker that raises is reported
     with its traceback.
 
     Raises:
-        ValueError: bad num_envs or mode, or EGL asked for several envs in one process.
+        ValueError: bad num_envs, num_workers or mode, or EGL asked for several envs in one process.
     """
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
     if vectorization_mode not in MODES:
         raise ValueError(f"vectorization_mode must be one of {MODES}: got {vectorization_mode!r}")
-    kind = resolve_renderer(renderer)
+    if vectorization_mode == "batched":
+        from pixelrig.batched import batched_renderer, check_workers
+
+        check_workers(num_envs, num_workers)
+        kind = batched_renderer(renderer, num_envs, num_workers)
+    elif num_workers != 1:
+        raise ValueError(f"num_workers={num_workers!r} applies to vectorization_mode='batched' only: drop it, or "
+                         "pass vectorization_mode='batched'")
+    else:
+        kind = resolve_renderer(renderer)
     if kind == "egl" and vectorization_mode == "sync" and num_envs > 1:
         raise ValueError(
             f"make_vec(vectorization_mode='sync', renderer='egl', num_envs={num_envs}): pybullet's EGL plugin "
@@ -159,6 +190,12 @@ def make_vec(
                  for i in range(num_envs)]
     if vectorization_mode == "sync":
         return gym.vector.SyncVectorEnv(factories)
+    if vectorization_mode == "batched":
+        from pixelrig.batched import BatchedVectorEnv
+
+        # workers' shared memory is sized from one env built here (TinyRenderer: same spaces, no GL context here)
+        return BatchedVectorEnv(factories, num_workers, context=context,
+                                spaces_fn=dataclasses.replace(factories[0], renderer="tiny"))
     # build one env here first (TinyRenderer: its spaces do not depend on the backend), so that a bad id, kwarg
     # or camera raises in this process with its own traceback instead of killing every worker
     dataclasses.replace(factories[0], renderer="tiny")().close()

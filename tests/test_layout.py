@@ -20,9 +20,9 @@ REPO = PACKAGE.parent
 
 def test_top_level_holds_the_public_api_only() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "__main__.py", "snapshot.py", "vector.py"], modules
+    assert modules == ["__init__.py", "__main__.py", "batched.py", "snapshot.py", "vector.py"], modules
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert folders == ["cameras", "envs", "integrations", "render", "tools", "wrappers"], folders
+    assert folders == ["cameras", "datasets", "envs", "integrations", "render", "tools", "wrappers"], folders
 
 
 def imports_of(path: Path) -> set[str]:
@@ -62,8 +62,8 @@ def test_import_pixelrig_stays_light(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("module", ["pixelrig.tools.bench.rig", "pixelrig.tools.bench.lod",
                                     "pixelrig.tools.bench.snapshot", "pixelrig.tools.bench.vector",
-                                    "pixelrig.tools.bench.main", "pixelrig.tools.demo", "pixelrig.tools.view",
-                                    "pixelrig.tools.cli"])
+                                    "pixelrig.tools.bench.main", "pixelrig.tools.bench.batched", "pixelrig.tools.demo",
+                                    "pixelrig.tools.view", "pixelrig.tools.cli"])
 def test_each_tool_module_imports_on_its_own(module: str, tmp_path: Path) -> None:
     """No import cycles between the benchmark sections: each imports first in a fresh interpreter."""
     out = run_python(f"import {module}", tmp_path)

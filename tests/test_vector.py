@@ -100,7 +100,7 @@ def test_bad_configuration_raises_here_with_its_own_error() -> None:
         make_vec("pixelrig/Robot-v0", 2, env_kwargs={"source": "nope.urdf"})
     with pytest.raises(ValueError, match=re.escape("num_envs=0 must be an integer >= 1")):
         make_vec("pixelrig/CartPole-v0", 0)
-    with pytest.raises(ValueError, match=re.escape("vectorization_mode must be one of ('async', 'sync')")):
+    with pytest.raises(ValueError, match=re.escape("vectorization_mode must be one of ('async', 'sync', 'batched')")):
         make_vec("pixelrig/CartPole-v0", 2, vectorization_mode="threads")
 
 

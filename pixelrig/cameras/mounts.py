@@ -1,4 +1,5 @@
-"""Where a camera is: resolving mount link names in a pybullet scene, link poses, and view matrices."""
+"""Where a camera is: resolving mount link names in a pybullet scene, link poses, view matrices and OpenCV
+extrinsics."""
 
 from __future__ import annotations
 
@@ -105,3 +106,19 @@ def jitter_view(view: tuple[float, ...], jitter: Pose) -> tuple[float, ...]:
     inv[:3, :3] = r.T
     inv[:3, 3] = -r.T @ np.asarray(jitter[0], dtype=np.float64)
     return tuple((inv @ m).T.ravel().tolist())
+
+
+_GL_TO_CV = np.diag([1.0, -1.0, -1.0, 1.0])
+
+
+def view_to_extrinsics(view: tuple[float, ...]) -> np.ndarray:
+    """World -> camera transform in OpenCV axes (+x right, +y down, +z forward) from a pybullet view matrix.
+
+    Args:
+        view: 16 floats, column-major OpenGL view matrix (world -> camera with +y up, looking along -z).
+
+    Returns:
+        (4, 4) float64 rigid transform ``[[R, t], [0, 1]]``: a world point ``p`` is at ``R @ p + t`` in the camera.
+    """
+    m = np.array(view, dtype=np.float64).reshape(4, 4).T  # column-major -> row-major
+    return _GL_TO_CV @ m

@@ -1,29 +1,119 @@
 """``CameraRig``: a set of cameras bound to one scene, rendered with one ``getCameraImage`` call per camera (one pass
-for all of them on the gl renderer)."""
+for all of them on the gl renderer), decoded into images, world points, normals, link and class ids."""
 
 from __future__ import annotations
 
+import fnmatch
+import warnings
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 
 from pixelrig.cameras.mounts import (
     Mount,
-    body_name,
     fixed_view,
     jitter_view,
     link_pose,
     mounted_view,
     resolve_mount,
+    scene_links,
+    view_to_extrinsics,
 )
-from pixelrig.cameras.spec import Camera, Pose
+from pixelrig.cameras.spec import PIXEL_SAMPLING, Camera, Pose
 from pixelrig.render.backends import RawFrame, RenderBackend
-from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
+from pixelrig.render.convert import (
+    camera_centre,
+    link_to_class,
+    normals_from_points,
+    rays_to_points,
+    rgba_to_rgb,
+    segmentation_to_label,
+    segmentation_to_link,
+    world_rays,
+    zbuffer_to_depth,
+    zbuffer_to_metres,
+)
 
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 CameraLike = Camera | Mapping[str, Any]
+INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+class _Request(NamedTuple):
+    width: int
+    height: int
+    view: tuple[float, ...]
+    projection: tuple[float, ...]
+    segmentation: bool
+
+
+class CameraRequest(_Request):
+    """What to draw for one camera: unpacks as ``(width, height, view, projection, segmentation)``.
+
+    Attributes:
+        normals: the camera returns normals and a renderer with geometry normals (gl) should draw them; other
+            renderers ignore it (the rig then estimates normals from depth).
+    """
+
+    normals: bool
+
+    def __new__(cls, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
+                segmentation: bool, normals: bool = False) -> CameraRequest:
+        self = super().__new__(cls, width, height, view, projection, segmentation)
+        self.normals = normals
+        return self
+
+
+def check_classes(classes: Mapping[str, int] | None) -> dict[str, int]:
+    """Validate a ``classes`` map (glob pattern -> class id) and return it as a plain dict.
+
+    Raises:
+        ValueError: not a mapping, a pattern that is not a non-empty string, or an id that is not an integer in
+            ``[0, 2**31 - 1]`` (-1 is the background's).
+    """
+    if classes is None:
+        return {}
+    if not isinstance(classes, Mapping):
+        raise ValueError(f"classes must be a dict of glob pattern -> class id, e.g. {{'panda*': 1, 'cube': 2}}: "
+                         f"got {classes!r}")
+    out: dict[str, int] = {}
+    for pattern, cid in classes.items():
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ValueError(f"classes: pattern {pattern!r} must be a non-empty string (a body name or "
+                             "'body/link', globs allowed)")
+        if isinstance(cid, bool) or not isinstance(cid, int | np.integer) or not 0 <= int(cid) <= INT32_MAX:
+            raise ValueError(f"classes[{pattern!r}]={cid!r} must be an integer in [0, {INT32_MAX}] (0 means "
+                             "unclassified; -1 is reserved for the background)")
+        out[pattern] = int(cid)
+    return out
+
+
+def match_classes(classes: Mapping[str, int], links: list[tuple[int, int, str, str]]) -> tuple[list[int], list[str]]:
+    """Class id of each link, and the patterns that matched nothing.
+
+    A pattern with a ``/`` is matched against ``"body/link"`` names, one without against body names (``fnmatch``
+    globs, case-sensitive). Link patterns win over body patterns; among patterns of one kind, the first listed wins.
+    Links no pattern matches are class 0.
+
+    Args:
+        classes: glob pattern -> class id (as :func:`check_classes` returns).
+        links: the scene's links as :func:`pixelrig.cameras.mounts.scene_links` returns them.
+
+    Returns:
+        ``(class id per link, in the order of links; patterns that matched no link)``.
+    """
+    link_level = [(pat, cid) for pat, cid in classes.items() if "/" in pat]
+    body_level = [(pat, cid) for pat, cid in classes.items() if "/" not in pat]
+    matched: set[str] = set()
+    out = []
+    for _, _, bname, lname in links:
+        hits = [(pat, cid) for pat, cid in link_level if fnmatch.fnmatchcase(f"{bname}/{lname}", pat)]
+        hits += [(pat, cid) for pat, cid in body_level if fnmatch.fnmatchcase(bname, pat)]
+        matched.update(pat for pat, _ in hits)
+        out.append(hits[0][1] if hits else 0)
+    return out, [pat for pat in classes if pat not in matched]
 
 
 def as_cameras(cams: Iterable[CameraLike]) -> tuple[Camera, ...]:
@@ -40,9 +130,15 @@ def as_cameras(cams: Iterable[CameraLike]) -> tuple[Camera, ...]:
     return cameras
 
 
-def camera_spaces(cameras: Iterable[Camera]) -> dict[str, spaces.Box]:
-    """Observation spaces of a rig, from the specs alone: rgb (H,W,3) uint8, depth (H,W,1) float32 metres in
-    [near, far], label (H,W,1) int32 body ids (-1 = background)."""
+def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dict[str, spaces.Box]:
+    """Observation spaces of a rig, from the specs alone.
+
+    rgb (H,W,3) uint8; depth (H,W,1) float32 metres in [near, far]; label (H,W,1) int32 body ids (-1 =
+    background); points (H,W,4) float32 world xyz (unbounded) and w in {0, 1}; normal (H,W,3) float32 in [-1, 1];
+    link and class (H,W,1) int32 (-1 = background). With ``camera_params``: ``"<camera>/intrinsics"`` (3,3)
+    float32 (the principal point within the range every renderer may give) and ``"<camera>/extrinsics"`` (4,4)
+    float32 (rotation entries in [-1, 1], translation unbounded, last row 0 0 0 1).
+    """
     out: dict[str, spaces.Box] = {}
     for cam in cameras:
         hw = (cam.height, cam.width)
@@ -51,9 +147,22 @@ def camera_spaces(cameras: Iterable[Camera]) -> dict[str, spaces.Box]:
                 space = spaces.Box(0, 255, (*hw, 3), np.uint8)
             elif mod == "depth":
                 space = spaces.Box(np.float32(cam.near), np.float32(cam.far), (*hw, 1), np.float32)
+            elif mod == "points":
+                low = np.full((*hw, 4), -np.inf, np.float32)
+                high = np.full((*hw, 4), np.inf, np.float32)
+                low[..., 3], high[..., 3] = 0.0, 1.0
+                space = spaces.Box(low, high, dtype=np.float32)
+            elif mod == "normal":
+                space = spaces.Box(-1.0, 1.0, (*hw, 3), np.float32)
             else:
-                space = spaces.Box(-1, np.iinfo(np.int32).max, (*hw, 1), np.int32)
+                space = spaces.Box(-1, INT32_MAX, (*hw, 1), np.int32)
             out[f"{cam.name}/{mod}"] = space
+        if camera_params:
+            ks = np.stack([cam.opencv_intrinsics(r) for r in PIXEL_SAMPLING]).astype(np.float32)
+            out[f"{cam.name}/intrinsics"] = spaces.Box(ks.min(axis=0), ks.max(axis=0), dtype=np.float32)
+            low = np.array([[-1, -1, -1, -np.inf]] * 3 + [[0, 0, 0, 1]], np.float32)
+            high = np.array([[1, 1, 1, np.inf]] * 3 + [[0, 0, 0, 1]], np.float32)
+            out[f"{cam.name}/extrinsics"] = spaces.Box(low, high, dtype=np.float32)
     return out
 
 
@@ -62,26 +171,58 @@ class CameraRig:
 
     The rig is bound to a scene with :meth:`bind` (mount links are looked up by name once per scene), then each
     :meth:`render` computes view matrices (mounted cameras follow their link) and calls ``getCameraImage`` once
-    per camera, asking for the segmentation pass only for cameras that return labels.
+    per camera, asking for the segmentation pass only for cameras that return label, link or class images.
+
+    Outputs beyond rgb/depth/label:
+
+    - ``points``: world x, y, z of each pixel's surface point and w = 1 (0 and w = 0 at background), unprojected
+      from the depth buffer with the renderer's own pixel sampling (see :meth:`Camera.opencv_intrinsics`) and the
+      camera pose the frame was drawn with, in float64.
+    - ``normal``: world unit normals; the gl renderer draws them from the geometry (each drawn triangle's own
+      normal, so a sphere's are those of its 32-segment hull, as its points are); on tiny and egl they are
+      estimated from the points (see :func:`pixelrig.render.convert.normals_from_points` for edges).
+    - ``link``: one id per (body, link) of the scene: links are numbered densely in body-id order, each body's
+      base first, then its links by joint index (so body ``b``'s link ``k`` is ``first[b] + k + 1``).
+      :attr:`link_names` maps ids to ``"body/link"``. -1 is background.
+    - ``class``: the ``classes`` map's id of each pixel's link (0 unclassified, -1 background).
 
     Args:
         cameras: Cameras or camera dicts (``Camera.from_dict`` format); names must be unique.
+        classes: glob pattern -> class id for the ``class`` modality (see :func:`match_classes`).
+        camera_params: add ``"<camera>/intrinsics"`` (OpenCV K) and ``"<camera>/extrinsics"`` (world -> camera,
+            OpenCV axes) to every render, float32.
+
+    Raises:
+        ValueError: duplicate camera names, an empty rig, or a bad ``classes`` map.
     """
 
-    def __init__(self, cameras: Iterable[CameraLike]) -> None:
+    def __init__(self, cameras: Iterable[CameraLike], classes: Mapping[str, int] | None = None,
+                 camera_params: bool = False) -> None:
         self.cameras: tuple[Camera, ...] = as_cameras(cameras)
+        self.classes: dict[str, int] = check_classes(classes)
+        self.camera_params = bool(camera_params)
         self._projections = [cam.projection_matrix() for cam in self.cameras]
         self._fixed_views = [fixed_view(cam) if cam.mount is None else None for cam in self.cameras]
         self._mounts: list[Mount | None] = [None] * len(self.cameras)
         self._jitters: list[Pose | None] = [None] * len(self.cameras)
         self._backend: RenderBackend | None = None
+        self._intrinsics: list[np.ndarray] = []
+        self._views: list[tuple[float, ...]] | None = None
+        self._rays: list[tuple[tuple[float, ...], np.ndarray] | None] = [None] * len(self.cameras)
+        self._first_link = np.zeros(0, np.int64)
+        self._link_class = np.zeros(0, np.int32)
+        self._bound_before = False
         self.label_names: dict[int, str] = {}
         """Body id -> body name for the bound scene (label images carry these ids; -1 is background)."""
+        self.link_names: dict[int, str] = {}
+        """Link id -> ``"body/link"`` for the bound scene (link images carry these ids; -1 is background)."""
+        self.link_classes: dict[int, int] = {}
+        """Link id -> class id under ``classes`` for the bound scene (0 = unclassified)."""
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Box]:
         """The rig's spaces, keyed like :meth:`render`'s output."""
-        return camera_spaces(self.cameras)
+        return camera_spaces(self.cameras, self.camera_params)
 
     @property
     def backend(self) -> RenderBackend | None:
@@ -94,7 +235,7 @@ class CameraRig:
         names: Mapping[int, str] | None = None,
         jitter: Callable[[str], Pose | None] | None = None,
     ) -> None:
-        """Bind to the scene of ``backend.client``: resolve mount links and the label map.
+        """Bind to the scene of ``backend.client``: resolve mount links, the label, link and class maps.
 
         Call again whenever the scene is rebuilt (body or link ids may change).
 
@@ -104,18 +245,43 @@ class CameraRig:
             jitter: camera name -> pose offset in the camera's frame (domain randomisation), or None.
 
         Raises:
-            ValueError: a mount link does not exist (the message lists those that do) or is ambiguous.
+            ValueError: a mount link does not exist (the message lists those that do) or is ambiguous; or, at the
+                rig's first bind, a ``classes`` pattern matches nothing in the scene (later binds, after the world
+                was rebuilt, warn instead: a body may come and go between episodes).
         """
-        import pybullet as p
-
         client = backend.client
         mounts = [resolve_mount(cam, client, names) if cam.mount else None for cam in self.cameras]
-        labels = {}
-        for i in range(p.getNumBodies(physicsClientId=client)):
-            body = p.getBodyUniqueId(i, physicsClientId=client)
-            labels[body] = (names or {}).get(body) or body_name(client, body)
+        links = scene_links(client, names)
+        labels = {body: bname for body, link, bname, _ in links if link == -1}
+        link_names = {i: f"{bname}/{lname}" for i, (_, _, bname, lname) in enumerate(links)}
+        first = np.full(max(labels, default=-1) + 1, -1, np.int64)
+        for i, (body, link, _, _) in enumerate(links):
+            if link == -1:
+                first[body] = i
+        class_ids, unmatched = match_classes(self.classes, links)
+        if unmatched:
+            bodies = ", ".join(sorted(set(labels.values()))) or "(the scene is empty)"
+            message = (f"classes patterns {unmatched} match no body or 'body/link' in the scene (bodies: {bodies}; "
+                       "a pattern with '/' is matched against 'body/link' names, one without against body names; "
+                       "link_names lists every 'body/link')")
+            if not self._bound_before:
+                raise ValueError(message)
+            warnings.warn(message, stacklevel=2)
+        needs_k = self.camera_params or any(m in ("points", "normal") for c in self.cameras for m in c.modalities)
+        renderer = getattr(backend, "name", "tiny")
+        if needs_k and renderer not in PIXEL_SAMPLING:
+            raise ValueError(f"the rig's points, normals and camera parameters need the pixel sampling of renderer "
+                             f"{renderer!r}, which is known for {tuple(PIXEL_SAMPLING)} only")
+        self._intrinsics = [cam.opencv_intrinsics(renderer) if needs_k else np.eye(3) for cam in self.cameras]
         self._jitters = [jitter(cam.name) if jitter is not None else None for cam in self.cameras]
         self._mounts, self.label_names, self._backend = mounts, labels, backend
+        self.link_names = link_names
+        self.link_classes = dict(enumerate(class_ids))
+        self._first_link = first
+        self._link_class = np.asarray(class_ids, np.int32)
+        self._views = None
+        self._rays = [None] * len(self.cameras)
+        self._bound_before = True
 
     def views(self) -> list[tuple[float, ...]]:
         """Current view matrices of every camera (mounted ones from their link's pose now)."""
@@ -131,28 +297,100 @@ class CameraRig:
             views.append(view if jitter is None else jitter_view(view, jitter))
         return views
 
-    def requests(self) -> list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]:
-        """What to draw now: ``(width, height, view, projection, segmentation)`` per camera, in rig order (the
-        segmentation pass only for cameras that return labels). :meth:`render` draws them; a batched vector env
-        draws many rigs' requests in one pass and hands each rig its frames back through :meth:`decode`."""
-        return [(cam.width, cam.height, view, proj, "label" in cam.modalities)
-                for cam, view, proj in zip(self.cameras, self.views(), self._projections, strict=True)]
+    def intrinsics(self) -> list[np.ndarray]:
+        """Every camera's OpenCV K on the bound renderer, float64 (3, 3) (see :meth:`Camera.opencv_intrinsics`)."""
+        if self._backend is None:
+            raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
+        return [cam.opencv_intrinsics(getattr(self._backend, "name", "tiny")) for cam in self.cameras]
 
-    def decode(self, frames: list[RawFrame]) -> dict[str, np.ndarray]:
-        """The rig's observation from one raw frame per camera (as :meth:`requests` asked for them)."""
+    def extrinsics(self) -> list[np.ndarray]:
+        """Every camera's world -> camera transform now, OpenCV axes, float64 (4, 4)."""
+        return [view_to_extrinsics(view) for view in self.views()]
+
+    def requests(self) -> list[CameraRequest]:
+        """What to draw now: a :class:`CameraRequest` per camera, in rig order, which unpacks as ``(width, height,
+        view, projection, segmentation)`` (the segmentation pass only for cameras that return label, link or class
+        images, and for normal cameras on renderers without a normal pass) and says in ``.normals`` whether the
+        camera returns normals (pass it on: ``GlBackend.request(..., normals=r.normals)``). :meth:`render` draws
+        them; a batched vector env draws many rigs' requests in one pass and hands each rig its frames back through
+        :meth:`decode`. The views are remembered for :meth:`decode` (points and extrinsics are those of the pose
+        drawn)."""
+        views = self.views()
+        self._views = views
+        # normals estimated from depth (renderers without a normal pass) use the segmentation to keep each
+        # pixel's tangents on its own body and link
+        drawn_normals = getattr(self._backend, "name", None) == "gl"
+        return [CameraRequest(cam.width, cam.height, view, proj,
+                              cam.segmentation or ("normal" in cam.modalities and not drawn_normals),
+                              "normal" in cam.modalities)
+                for cam, view, proj in zip(self.cameras, views, self._projections, strict=True)]
+
+    def decode(self, frames: list[RawFrame], views: list[tuple[float, ...]] | None = None) -> dict[str, np.ndarray]:
+        """The rig's observation from one raw frame per camera (as :meth:`requests` asked for them).
+
+        Args:
+            frames: one frame per camera, in rig order.
+            views: the view matrices the frames were drawn with; defaults to those of the last :meth:`requests`.
+                Only points, normals and extrinsics use them.
+
+        Raises:
+            RuntimeError: points, normals or extrinsics are asked for, but no views were given and
+                :meth:`requests` has not been called since the rig was bound.
+        """
         out: dict[str, np.ndarray] = {}
-        for cam, frame in zip(self.cameras, frames, strict=True):
+        views = views if views is not None else self._views
+        for i, (cam, frame) in enumerate(zip(self.cameras, frames, strict=True)):
+            name = cam.name
+            link = None
+            extrinsics = None
+            if self.camera_params or "points" in cam.modalities or "normal" in cam.modalities:
+                if views is None:
+                    raise RuntimeError("CameraRig.decode needs the views the frames were drawn with: pass views= or "
+                                       "call requests() first")
+                extrinsics = view_to_extrinsics(views[i])
+            points = None
             for mod in cam.modalities:
                 if mod == "rgb":
-                    out[f"{cam.name}/rgb"] = rgba_to_rgb(frame.rgba)
+                    out[f"{name}/rgb"] = rgba_to_rgb(frame.rgba)
                 elif mod == "depth":
-                    out[f"{cam.name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
-                else:
-                    out[f"{cam.name}/label"] = segmentation_to_label(frame.seg)
+                    out[f"{name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
+                elif mod == "label":
+                    out[f"{name}/label"] = segmentation_to_label(frame.seg)
+                elif mod == "points" or (mod == "normal" and getattr(frame, "normal", None) is None):
+                    if points is None:
+                        metres = zbuffer_to_metres(frame.zbuffer, cam.near, cam.far)
+                        centre = camera_centre(extrinsics)  # type: ignore[arg-type]
+                        points = rays_to_points(metres, self._world_rays(i, views[i], extrinsics), centre,
+                                                frame.zbuffer < 1.0)
+                    if mod == "points":
+                        out[f"{name}/points"] = points
+                    else:  # estimated from depth on renderers without a normal pass
+                        out[f"{name}/normal"] = normals_from_points(points, metres, centre, frame.seg)
+                elif mod == "normal":  # the gl renderer's geometry normals
+                    out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)  # type: ignore[attr-defined]
+                else:  # link, class
+                    if link is None:
+                        link = segmentation_to_link(frame.seg, self._first_link)
+                    out[f"{name}/{mod}"] = link if mod == "link" else link_to_class(link, self._link_class)
+            if self.camera_params:
+                out[f"{name}/intrinsics"] = self._intrinsics[i].astype(np.float32)
+                e = extrinsics.astype(np.float32)  # type: ignore[union-attr]
+                np.clip(e[:3, :3], -1.0, 1.0, out=e[:3, :3])  # a rotation's entries; float rounding may pass 1
+                out[f"{name}/extrinsics"] = e
         return out
+
+    def _world_rays(self, i: int, view: tuple[float, ...], extrinsics: np.ndarray) -> np.ndarray:
+        """Camera ``i``'s world rays for ``view``, kept while the view does not change (world-fixed cameras)."""
+        cached = self._rays[i]
+        if cached is not None and cached[0] == view:
+            return cached[1]
+        cam = self.cameras[i]
+        rays = world_rays(self._intrinsics[i], extrinsics, cam.width, cam.height)
+        self._rays[i] = (tuple(view), rays)
+        return rays
 
     def render(self) -> dict[str, np.ndarray]:
         """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays. One
         ``getCameraImage`` call per camera on pybullet's renderers; one pass for all of them on gl."""
         requests = self.requests()  # raises a clear error when the rig is not bound yet
-        return self.decode(self._backend.render_many(requests))
+        return self.decode(self._backend.render_many(requests))  # type: ignore[union-attr]

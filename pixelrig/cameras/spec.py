@@ -14,8 +14,20 @@ from typing import Any
 
 import numpy as np
 
-MODALITIES = ("rgb", "depth", "label")
-"""Modalities a camera can return, in their canonical order."""
+MODALITIES = ("rgb", "depth", "label", "points", "normal", "link", "class")
+"""Modalities a camera can return, in their canonical order: rgb (H,W,3) uint8; depth (H,W,1) float32 metres;
+label (H,W,1) int32 body ids; points (H,W,4) float32 world xyz + hit flag; normal (H,W,3) float32 world unit
+normals; link (H,W,1) int32 link ids; class (H,W,1) int32 class ids (see ``PixelObs(classes=...)``)."""
+
+SEGMENTATION_MODALITIES = ("label", "link", "class")
+"""Modalities computed from the segmentation pass (body id and link index per pixel)."""
+
+PIXEL_SAMPLING: dict[str, tuple[float, float]] = {"tiny": (0.0, -1.0), "gl": (0.0, -1.0), "egl": (-0.5, -0.5)}
+"""Per renderer, where pixel ``(0, 0)`` samples the image plane, as the offset of the principal point from
+``(width / 2, height / 2)`` in OpenCV pixel coordinates (pixel centres at integers). Measured by fitting rendered
+depth of a tilted plane: TinyRenderer (and the gl renderer, which copies it) samples pixel ``(col, row)`` at the
+continuous image position ``(col, row + 1)``; pybullet's EGL plugin samples pixel centres ``(col + 0.5, row + 0.5)``
+(at sizes up to its 1024x768 pbuffer; larger images are upscaled by the plugin)."""
 
 MAX_SIZE = 4096
 """Largest accepted image width/height in pixels."""
@@ -48,7 +60,8 @@ class Camera:
         follow: how a mounted camera follows its link: "pose" (position and rotation, a camera bolted on) or
             "position" (the link's position only; the offset is then in world axes -- a tracking camera, as
             dm_control's "track" cameras).
-        modalities: a non-empty subset of ``("rgb", "depth", "label")``; stored in that canonical order.
+        modalities: a non-empty subset of :data:`MODALITIES` (``"rgb"``, ``"depth"``, ``"label"``,
+            ``"points"``, ``"normal"``, ``"link"``, ``"class"``); stored in that canonical order.
 
     Raises:
         ValueError: any field is out of range or inconsistent; the message names the camera and the field.
@@ -149,10 +162,42 @@ class Camera:
         return tuple(f"{self.name}/{m}" for m in self.modalities)
 
     @property
+    def segmentation(self) -> bool:
+        """Whether this camera needs the segmentation pass (it returns label, link or class images)."""
+        return any(m in SEGMENTATION_MODALITIES for m in self.modalities)
+
+    @property
     def intrinsics(self) -> np.ndarray:
-        """3x3 pinhole matrix K (pixels; square pixels, principal point at the image centre), float64."""
+        """3x3 pinhole matrix K (pixels; square pixels, principal point at the image centre), float64.
+
+        The principal point is ``(width / 2, height / 2)`` in continuous image coordinates (pixel edges at
+        integers). For the matrix that maps world points onto the pixel indices of a rendered image, use
+        :meth:`opencv_intrinsics`.
+        """
         fy = 0.5 * self.height / math.tan(math.radians(self.fov) / 2.0)
         return np.array([[fy, 0.0, self.width / 2.0], [0.0, fy, self.height / 2.0], [0.0, 0.0, 1.0]])
+
+    def opencv_intrinsics(self, renderer: str = "tiny") -> np.ndarray:
+        """The OpenCV camera matrix K of this camera's images on ``renderer``, float64 (3, 3).
+
+        A point ``(x, y, z)`` in the OpenCV camera frame (+x right, +y down, +z forward) lands on
+        ``(u, v) = (fx x / z + cx, fy y / z + cy)``, where pixel ``(row, col)`` of the image has its centre at
+        ``(u, v) = (col, row)``. ``fx = fy = (height / 2) / tan(fov / 2)``; the principal point depends on where the
+        renderer samples its pixels (see :data:`PIXEL_SAMPLING`).
+
+        Args:
+            renderer: 'tiny', 'gl' or 'egl'.
+
+        Raises:
+            ValueError: an unknown renderer (the message lists the known ones).
+        """
+        try:
+            dx, dy = PIXEL_SAMPLING[renderer]
+        except KeyError:
+            raise ValueError(f"Camera {self.name!r}: renderer={renderer!r} must be one of {tuple(PIXEL_SAMPLING)}") \
+                from None
+        f = 0.5 * self.height / math.tan(math.radians(self.fov) / 2.0)
+        return np.array([[f, 0.0, self.width / 2.0 + dx], [0.0, f, self.height / 2.0 + dy], [0.0, 0.0, 1.0]])
 
     def projection_matrix(self) -> tuple[float, ...]:
         """pybullet's column-major 4x4 projection matrix for this camera."""

@@ -5,7 +5,7 @@ Shared by PixelObs (observations), HumanWindow and VideoRecorder (their own came
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import gymnasium as gym
 import numpy as np
@@ -25,13 +25,16 @@ class BoundRig:
         renderer: None uses a pixelrig env's own backend; 'tiny'/'egl'/'auto' ask it to switch (allowed before
             its first reset). An env that does not own a backend gets a TinyRenderer backend.
         who: the caller's name, for error messages.
+        classes: glob pattern -> class id for cameras returning ``"class"`` (see :class:`CameraRig`).
+        camera_params: add every camera's intrinsics and extrinsics to the rig's output.
     """
 
     def __init__(self, env: gym.Env, cams: Iterable[CameraLike], renderer: str | None = None,
-                 who: str = "PixelObs") -> None:
+                 who: str = "PixelObs", classes: Mapping[str, int] | None = None,
+                 camera_params: bool = False) -> None:
         bullet_client_of(env)  # fail early, with the fix, on envs without a pybullet client
         self.env = env
-        self.rig = CameraRig(cams)
+        self.rig = CameraRig(cams, classes=classes, camera_params=camera_params)
         self._own_backend: RenderBackend | None = None
         self._backend = self._choose_backend(renderer, who)
         self._bound_version: object = None

@@ -1,15 +1,17 @@
-"""``PixelObs``: add RGB, metric depth and label images from a camera rig to any pybullet env's observation."""
+"""``PixelObs``: add RGB, metric depth, label, world-point, normal, link and class images and camera matrices from a
+camera rig to any pybullet env's observation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pixelrig.cameras.rig import CameraLike
+from pixelrig.cameras.rig import CameraLike, as_cameras
+from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import bullet_client_of
 from pixelrig.render.backends import RenderBackend
 from pixelrig.wrappers.binding import BoundRig
@@ -19,9 +21,12 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     """Observations from a rig of cameras, as a flat gymnasium ``Dict``.
 
     Keys are ``"<camera>/<modality>"`` (rgb (H,W,3) uint8; depth (H,W,1) float32 metres along the optical axis,
-    background = far; label (H,W,1) int32 body ids, -1 = background) plus ``"state"`` (the wrapped env's own
-    observation) unless ``pixels_only``. The space is built from the camera specs alone; rendering never
-    changes the simulation.
+    background = far; label (H,W,1) int32 body ids, -1 = background; points (H,W,4) float32 world xyz and w = 1
+    at hits, all 0 at background; normal (H,W,3) float32 world unit normals, 0 at background; link (H,W,1) int32
+    link ids, see ``link_names``; class (H,W,1) int32 ids from ``classes``, 0 unclassified, -1 background) plus
+    ``"state"`` (the wrapped env's own observation) unless ``pixels_only``. See
+    :class:`~pixelrig.cameras.CameraRig` for how points, normals and link ids are made. The space is built from
+    the camera specs alone; rendering never changes the simulation.
 
     Args:
         env: an env whose ``unwrapped`` exposes ``client`` (a pybullet client id), e.g. any pixelrig env.
@@ -30,10 +35,23 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         renderer: None keeps the env's own backend. 'tiny' / 'egl' / 'auto' ask a pixelrig env to switch
             (allowed before its first reset); an env that does not own a backend gets a TinyRenderer backend
             ('egl' needs the plugin loaded before the env's first body, which only the env can do).
+        classes: glob pattern -> class id (an integer >= 0) for cameras returning ``"class"``, e.g.
+            ``{"panda*": 1, "cube": 2}``. A pattern with ``/`` matches ``"body/link"`` names, one without matches
+            body names; link patterns win over body patterns, and the first listed wins among patterns of a kind.
+            A pattern that matches nothing in the scene is an error here (a typo would otherwise give an all-0
+            class image); after a later world rebuild it is a warning.
+        camera_params: add ``"<camera>/intrinsics"`` (3,3) float32, the OpenCV K of the env's renderer (pixel
+            centres at integer coordinates), and ``"<camera>/extrinsics"`` (4,4) float32, world -> camera in OpenCV
+            axes (+x right, +y down, +z forward) at the pose the step's images were drawn from.
+
+    Raises:
+        ValueError: a camera returns ``"class"`` but ``classes`` is empty, or ``classes`` is given but no camera
+            returns ``"class"``; a bad ``classes`` map; and the rig's own errors (unknown mount link, ...).
 
     Attributes:
         rig: the :class:`~pixelrig.cameras.CameraRig`.
         label_names: body id -> body name for the label images (also ``env.get_wrapper_attr("label_names")``).
+        link_names: link id -> ``"body/link"`` for the link images (also ``env.get_wrapper_attr("link_names")``).
     """
 
     def __init__(
@@ -42,6 +60,8 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         cams: Iterable[CameraLike] | None = None,
         pixels_only: bool = False,
         renderer: str | None = None,
+        classes: Mapping[str, int] | None = None,
+        camera_params: bool = False,
     ) -> None:
         super().__init__(env)
         bullet_client_of(env)  # fail early, with the fix, on envs without a pybullet client
@@ -50,10 +70,13 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
             if not hasattr(base, "default_cameras"):
                 raise ValueError(f"{type(base).__name__} has no default_cameras(): pass cams=[Camera(...), ...]")
             cams = base.default_cameras()
-        self.bound = BoundRig(env, cams, renderer)
+        cams = as_cameras(cams)
+        _check_class_cameras(cams, classes)
+        self.bound = BoundRig(env, cams, renderer, classes=classes, camera_params=camera_params)
         self.rig = self.bound.rig
         gym.utils.RecordConstructorArgs.__init__(
-            self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer
+            self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer,
+            classes=dict(self.rig.classes) or None, camera_params=camera_params,
         )
         obs_spaces: dict[str, spaces.Space] = dict(self.rig.observation_spaces)
         if not pixels_only:
@@ -67,6 +90,11 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         return dict(self.rig.label_names)
 
     @property
+    def link_names(self) -> dict[int, str]:
+        """Link id -> ``"body/link"`` for the link images of the current scene (-1 is background)."""
+        return dict(self.rig.link_names)
+
+    @property
     def render_backend(self) -> RenderBackend:
         """The backend the rig renders with."""
         return self.bound.backend
@@ -74,12 +102,37 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self.bound.bind(resetting=True)
+        obs, info = self.reset_unrendered(seed=seed, options=options)
         return self.observation(obs), info
 
     def observation(self, observation: Any) -> dict[str, np.ndarray]:
-        frames = self.bound.render()
+        return self.observation_from(self.bound.render(), observation)
+
+    # Rendering deferred: a batched vector env steps the wrapped envs, draws every rig's requests in one pass, and
+    # builds each observation with observation_from; reset() and step() are these pieces in order.
+
+    def reset_unrendered(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the wrapped env and re-bind the rig, without rendering.
+
+        Returns:
+            The wrapped env's own observation and info (``reset()`` is this, then :meth:`observation`).
+        """
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.bound.bind(resetting=True)
+        return obs, info
+
+    def rig_requests(self) -> list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]:
+        """What :meth:`render_rig` would draw now (re-binding first if the scene was rebuilt), as
+        :meth:`~pixelrig.cameras.CameraRig.requests`; ``rig.decode(frames)`` turns the drawn frames back into
+        images."""
+        self.bound.bind()
+        return self.rig.requests()
+
+    def observation_from(self, frames: dict[str, np.ndarray], observation: Any) -> dict[str, np.ndarray]:
+        """This wrapper's observation from the rig's images (as :meth:`render_rig` returns them) and the wrapped
+        env's own observation."""
         if not self.pixels_only:
             frames["state"] = observation
         return {key: frames[key] for key in self.observation_space.spaces}
@@ -98,3 +151,14 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     def close(self) -> None:
         self.bound.close()
         super().close()
+
+
+def _check_class_cameras(cams: Iterable[Camera], classes: Mapping[str, int] | None) -> None:
+    """A "class" camera needs ``classes``, and ``classes`` needs a "class" camera (either alone is a mistake)."""
+    wanting = [c.name for c in cams if "class" in c.modalities]
+    if wanting and not classes:
+        raise ValueError(f"cameras {wanting} return 'class' images but PixelObs got no classes: pass classes="
+                         "{'glob': id, ...}, e.g. classes={'panda*': 1, 'cube': 2}")
+    if classes and not wanting:
+        raise ValueError(f"PixelObs got classes={dict(classes)!r} but no camera returns 'class': add 'class' to a "
+                         "camera's modalities, or drop classes=")

@@ -47,15 +47,23 @@ class GlBackend(RenderBackend):
 
     def render_many(self, cameras: list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]) -> list[RawFrame]:
         """Render several cameras of this client in one pass: ``(width, height, view, projection, segmentation)``
-        each. One scene sync and one readback instead of one per camera (what a rig should call)."""
-        return renderer().render([self.request(w, h, v, pr, segmentation=seg) for w, h, v, pr, seg in cameras])
+        each (and normals for those whose ``normals`` attribute is true, as a rig's requests carry it). One scene
+        sync and one readback instead of one per camera (what a rig should call)."""
+        requests = []
+        for cam in cameras:
+            w, h, v, pr, seg = cam
+            requests.append(self.request(w, h, v, pr, segmentation=seg, normals=bool(getattr(cam, "normals", False))))
+        return renderer().render(requests)
 
     def request(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...], *,
-                segmentation: bool) -> GlRequest:
-        """A :class:`GlRequest` for this backend's client, to pass to ``render_batch`` with other requests."""
+                segmentation: bool, normals: bool = False) -> GlRequest:
+        """A :class:`GlRequest` for this backend's client, to pass to ``render_batch`` with other requests.
+
+        ``normals`` draws world normals too (a rig's :class:`~pixelrig.cameras.rig.CameraRequest` says so in its
+        ``normals`` attribute; the frame is then a :class:`~pixelrig.render.gl.renderer.GlFrame`)."""
         if self._closed:
             raise RuntimeError("gl render backend is closed: create a new environment to render again")
-        return GlRequest(self._client, width, height, view, projection, segmentation)
+        return GlRequest(self._client, width, height, view, projection, segmentation, normals)
 
     def invalidate(self) -> None:
         """Rebuild this client's scene at the next render (automatic rebuilds cover resets and colour changes)."""

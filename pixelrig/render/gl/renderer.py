@@ -5,7 +5,9 @@ Drawing: one indexed vertex buffer holds every mesh (cached per file and scale, 
 process), per-instance model matrices are vertex attributes composed on the CPU, and each camera is one indirect
 multi-draw of its client's instances sorted front to back. Colour (RGBA8), linear eye depth (R32F) and the
 segmentation value (R32I) come from one pass; depth is converted back to pybullet's z-buffer convention in
-float64. Not thread-safe: call from one thread at a time.
+float64. When a request asks for normals, the pass uses a second program (the same shader plus one output) and a
+framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. Not thread-safe:
+call from one thread at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pixelrig.render.backends import RawFrame
 from pixelrig.render.gl import context as glc
 from pixelrig.render.gl.meshes import MeshData
 from pixelrig.render.gl.scene import Scene, build_scene, link_frames, read_visuals, signature_of
-from pixelrig.render.gl.shaders import FRAGMENT, VERTEX
+from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, VERTEX
 
 MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
 LIGHT = np.array([-50.0, 30.0, 100.0]) / np.linalg.norm([-50.0, 30.0, 100.0])
@@ -40,6 +42,7 @@ class GlRequest:
         view: 16 floats, column-major view matrix (``pybullet.computeViewMatrix``).
         projection: 16 floats, column-major projection matrix (``pybullet.computeProjectionMatrixFOV``).
         segmentation: return the segmentation buffer (else ``seg`` is None).
+        normals: also return world normals (the frame is then a :class:`GlFrame`).
     """
 
     client: int
@@ -48,6 +51,24 @@ class GlRequest:
     view: Sequence[float]
     projection: Sequence[float]
     segmentation: bool = True
+    normals: bool = False
+
+
+class GlFrame(RawFrame):
+    """A :class:`~pixelrig.render.backends.RawFrame` with the world normals the gl renderer drew: it unpacks as
+    ``(rgba, zbuffer, seg)`` like every frame and carries ``normal`` besides.
+
+    Attributes:
+        normal: (H, W, 3) float32 world-frame unit normals of the drawn triangles (the surface depth describes:
+            not the shading normals, which TinyRenderer's primitives take from their origin); 0 at background.
+    """
+
+    normal: np.ndarray
+
+    def __new__(cls, rgba: np.ndarray, zbuffer: np.ndarray, seg: np.ndarray | None, normal: np.ndarray) -> GlFrame:
+        self = super().__new__(cls, rgba, zbuffer, seg)
+        self.normal = normal
+        return self
 
 
 @dataclass
@@ -79,6 +100,7 @@ class GlRenderer:
     def __init__(self) -> None:
         self.ctx: Any = None
         self.prog: Any = None
+        self.prog_normals: Any = None  # compiled when a request first asks for normals
         self.geometry: dict[Any, _Geometry] = {}
         self.vertices: list[np.ndarray] = []
         self.indices: list[np.ndarray] = []
@@ -95,7 +117,9 @@ class GlRenderer:
         self.inst: Any = None
         self.indirect: Any = None
         self.vao: Any = None
+        self.vao_normals: Any = None
         self.fbo: Any = None
+        self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
         self.fbo_size = (0, 0)
         self.clients: dict[int, _ClientState] = {}
 
@@ -108,6 +132,15 @@ class GlRenderer:
         self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)
         self.prog["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
         self.ctx = ctx
+
+    def _normals_program(self) -> tuple[Any, Any]:
+        """The program and vertex array that also write normals (made on first use)."""
+        if self.prog_normals is None:
+            self.prog_normals = self.ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT_NORMALS)
+            self.prog_normals["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
+        if self.vao_normals is None:
+            self.vao_normals = self._vertex_array(self.prog_normals)
+        return self.prog_normals, self.vao_normals
 
     def _add_geometry(self, key: Any, mesh: MeshData) -> _Geometry:
         geo = self.geometry.get(key)
@@ -138,9 +171,10 @@ class GlRenderer:
         if not self.dirty:
             return
         ctx = self.ctx
-        for obj in (self.vao, self.vbo, self.ibo, self.ssbo):
+        for obj in (self.vao, self.vao_normals, self.vbo, self.ibo, self.ssbo):
             if obj is not None:
                 obj.release()
+        self.vao = self.vao_normals = None
         self.vbo = ctx.buffer(np.concatenate(self.vertices).astype(np.float32).tobytes())
         self.ibo = ctx.buffer(np.concatenate(self.indices).astype(np.uint32).tobytes())
         self.ssbo = ctx.buffer(np.concatenate(self.texels).astype(np.uint32).tobytes())
@@ -148,36 +182,54 @@ class GlRenderer:
         self.dirty = False
 
     def _make_vao(self, capacity: int) -> None:
-        if self.vao is not None:
-            self.vao.release()
+        for vao in (self.vao, self.vao_normals):
+            if vao is not None:
+                vao.release()
+        self.vao_normals = None  # remade by _normals_program when needed
         if self.inst is None or self.inst.size < capacity * _INSTANCE_DTYPE.itemsize:
             if self.inst is not None:
                 self.inst.release()
             self.inst = self.ctx.buffer(reserve=capacity * _INSTANCE_DTYPE.itemsize, dynamic=True)
-        self.vao = self.ctx.vertex_array(
-            self.prog,
+        self.vao = self._vertex_array(self.prog)
+
+    def _vertex_array(self, prog: Any) -> Any:
+        return self.ctx.vertex_array(
+            prog,
             [(self.vbo, "3f 3f 2f", "in_pos", "in_nrm", "in_uv"),
              (self.inst, "4f 4f 4f 4f 4i/i", "in_m0", "in_m1", "in_m2", "in_color", "in_meta")],
             index_buffer=self.ibo,
             index_element_size=4,
         )
 
-    def _framebuffer(self, width: int, height: int) -> None:
-        if self.fbo is not None and self.fbo_size[0] >= width and self.fbo_size[1] >= height:
-            return
-        w = max(width, self.fbo_size[0])
-        h = max(height, self.fbo_size[1])
-        if self.fbo is not None:
-            for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
-                att.release()
-            self.fbo.release()
-        ctx = self.ctx
-        self.fbo = ctx.framebuffer(
-            color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="f4"),
-                               ctx.renderbuffer((w, h), 1, dtype="i4")],
-            depth_attachment=ctx.depth_renderbuffer((w, h)),
-        )
-        self.fbo_size = (w, h)
+    def _framebuffer(self, width: int, height: int, normals: bool = False) -> Any:
+        """The framebuffer to draw into, at least ``width`` x ``height``: three targets (colour, linear depth,
+        segmentation), or with ``normals`` the same three plus a normal target."""
+        if self.fbo is None or self.fbo_size[0] < width or self.fbo_size[1] < height:
+            w = max(width, self.fbo_size[0])
+            h = max(height, self.fbo_size[1])
+            if self.fbo_normals is not None:
+                self.fbo_normals.color_attachments[3].release()
+                self.fbo_normals.release()
+                self.fbo_normals = None
+            if self.fbo is not None:
+                for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
+                    att.release()
+                self.fbo.release()
+            ctx = self.ctx
+            self.fbo = ctx.framebuffer(
+                color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="f4"),
+                                   ctx.renderbuffer((w, h), 1, dtype="i4")],
+                depth_attachment=ctx.depth_renderbuffer((w, h)),
+            )
+            self.fbo_size = (w, h)
+        if not normals:
+            return self.fbo
+        if self.fbo_normals is None:
+            self.fbo_normals = self.ctx.framebuffer(
+                color_attachments=[*self.fbo.color_attachments, self.ctx.renderbuffer(self.fbo_size, 4, dtype="f4")],
+                depth_attachment=self.fbo.depth_attachment,
+            )
+        return self.fbo_normals
 
     # ---- scenes ------------------------------------------------------------------------------------------------
 
@@ -270,7 +322,6 @@ class GlRenderer:
             self.inst.write(instances.tobytes())
         # layout: shelves of tiles
         tiles, total_w, total_h = _pack([(r.width, r.height) for r in requests])
-        self._framebuffer(total_w, total_h)
         # indirect commands, front to back per camera
         commands = []
         spans = []
@@ -307,7 +358,10 @@ class GlRenderer:
               spans: list[tuple[int, int]]) -> list[RawFrame]:
         import moderngl
 
-        ctx, fbo, prog = self.ctx, self.fbo, self.prog
+        normals = any(r.normals for r in requests)
+        ctx = self.ctx
+        fbo = self._framebuffer(total_w, total_h, normals)
+        prog, vao = self._normals_program() if normals else (self.prog, self.vao)
         fbo.use()
         fbo.scissor = None
         fbo.viewport = (0, 0, total_w, total_h)
@@ -315,6 +369,8 @@ class GlRenderer:
         glc.clear_buffer_float(glc.GL_COLOR, 0, (1.0, 1.0, 1.0, 1.0))
         glc.clear_buffer_float(glc.GL_COLOR, 1, (0.0,))
         glc.clear_buffer_int(2, (-1,))
+        if normals:
+            glc.clear_buffer_float(glc.GL_COLOR, 3, (0.0, 0.0, 0.0, 0.0))
         glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
         ctx.enable_only(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         ctx.front_face = "ccw"
@@ -328,7 +384,7 @@ class GlRenderer:
             prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
             prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
             prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
-            self.vao.render_indirect(self.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
+            vao.render_indirect(self.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
         area = (0, 0, total_w, total_h)
         rgba = np.frombuffer(fbo.read(area, components=4, attachment=0, dtype="f1"), np.uint8)
         lin = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="f4"), np.float32)
@@ -338,7 +394,11 @@ class GlRenderer:
         rgba = rgba.reshape(total_h, total_w, 4)
         lin = lin.reshape(total_h, total_w)
         seg_all = seg.reshape(total_h, total_w) if seg is not None else None
-        frames = []
+        nrm_all = None
+        if normals:
+            nrm = np.frombuffer(fbo.read(area, components=3, attachment=3, dtype="f4"), np.float32)
+            nrm_all = nrm.reshape(total_h, total_w, 3)
+        frames: list[RawFrame] = []
         for r, (x, y) in zip(requests, tiles, strict=True):
             rows = slice(y, y + r.height)
             cols = slice(x, x + r.width)
@@ -346,7 +406,10 @@ class GlRenderer:
             z = _zbuffer(lin[rows, cols][::-1], r.projection)
             out_seg = np.ascontiguousarray(seg_all[rows, cols][::-1]) if r.segmentation and seg_all is not None \
                 else None
-            frames.append(RawFrame(out_rgba, z, out_seg))
+            if r.normals and nrm_all is not None:
+                frames.append(GlFrame(out_rgba, z, out_seg, np.ascontiguousarray(nrm_all[rows, cols][::-1])))
+            else:
+                frames.append(RawFrame(out_rgba, z, out_seg))
         return frames
 
     def forget(self, client: int) -> None:

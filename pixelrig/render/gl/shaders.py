@@ -1,6 +1,8 @@
 """GLSL of the gl renderer: TinyRenderer's shading (ambient 0.6, diffuse 0.35, specular 0.05 with exponent 2 on
 the world-space reflection's z, light direction normalize(-50, 30, 100), colours truncated to integers), its
-nearest, repeating texture lookup, linear eye depth and the segmentation value, all from one pass."""
+nearest, repeating texture lookup, linear eye depth and the segmentation value, all from one pass; and
+``FRAGMENT_NORMALS``, the same shader that also writes each fragment's world normal (its triangle's) to a fourth
+target."""
 
 VERTEX = """
 #version 430
@@ -50,6 +52,9 @@ flat in ivec4 v_meta;
 layout(location = 0) out vec4 f_color;
 layout(location = 1) out float f_depth;
 layout(location = 2) out int f_seg;
+#ifdef WITH_NORMALS
+layout(location = 3) out vec4 f_normal;
+#endif
 void main() {
     // a zero normal marks flat-shaded meshes (OBJ without normals, STL): use the face normal, which for a front
     // face (the only ones drawn) is the cross product of the screen-space derivatives of the world position
@@ -71,5 +76,15 @@ void main() {
     f_color = vec4(min(lit, vec3(255.0)) / 255.0, 1.0);
     f_depth = v_depth;
     f_seg = v_meta.x;
+#ifdef WITH_NORMALS
+    // the drawn triangle's own normal (not the shading normal: TinyRenderer's primitives shade with normals from
+    // their origin, which a cylinder's flat cap does not have), so normals describe the same surface as depth
+    vec3 face = cross(dFdx(v_world), dFdy(v_world));
+    f_normal = vec4(dot(face, face) > 0.0 ? normalize(face) : vec3(0.0), 0.0);
+#endif
 }
 """
+
+FRAGMENT_NORMALS = FRAGMENT.replace("#version 430\n", "#version 430\n#define WITH_NORMALS\n", 1)
+"""The fragment shader with a world-normal output at location 3 (only compiled when a camera asks for normals): the
+drawn triangle's unit normal, from the screen-space derivatives of the world position (exact for a plane)."""

@@ -47,3 +47,24 @@ def rig_frames(env_id: str, steps: int = 15, seed: int = 1, **kwargs: Any) -> li
 def detail_fidelity(env_id: str, detail: str, steps: int = 15) -> dict[str, float]:
     """``detail`` against "full" over the env's default cameras, at reset and after ``steps`` random steps."""
     return agreement(rig_frames(env_id, steps, visual_detail="full"), rig_frames(env_id, steps, visual_detail=detail))
+
+
+RENDERER_ENVS = ("pixelrig/CartPole-v0", "pixelrig/PandaReach-v0", "pixelrig/PandaPush-v0", "pixelrig/HalfCheetah-v0",
+                 "pixelrig/Hopper-v0", "pixelrig/Walker2d-v0", "pixelrig/Ant-v0")
+
+
+def renderer_fidelity(renderer: str = "gl", env_ids: Sequence[str] = RENDERER_ENVS, steps: int = 10
+                      ) -> list[dict[str, Any]]:
+    """``renderer`` against TinyRenderer (the reference) on each env's default rig, at reset and over ``steps``
+    seeded random steps (the same states: physics does not depend on the renderer)."""
+    return [{"env": env_id, "renderer": renderer,
+             **agreement(rig_frames(env_id, steps, renderer="tiny"), rig_frames(env_id, steps, renderer=renderer))}
+            for env_id in env_ids]
+
+
+def format_fidelity(rows: list[dict[str, Any]]) -> str:
+    """A Markdown table of :func:`renderer_fidelity`'s rows."""
+    lines = ["| env | label pixels equal | depth median \\|diff\\| | RGB mean \\|diff\\| |", "|---|---|---|---|"]
+    lines += [f"| {r['env']} | {100 * r['label']:.2f}% | {1000 * r['depth']:.4f} mm | {r['rgb']:.2f} levels |"
+              for r in rows]
+    return "\n".join(lines)

@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from pixelrig.render.choice import probe
+from pixelrig.tools.bench.batched import format_batched
+from pixelrig.tools.bench.batched import measure as batched_measure
 from pixelrig.tools.bench.common import cell, machine
+from pixelrig.tools.bench.fidelity import format_fidelity, renderer_fidelity
 from pixelrig.tools.bench.lod import format_lod, lod_report
 from pixelrig.tools.bench.rig import (
     SCENES,
@@ -24,7 +27,7 @@ from pixelrig.tools.bench.rig import (
     soak,
 )
 
-SECTIONS = ("headline", "matrix", "lod", "addrender", "snapshot", "vector", "soak")
+SECTIONS = ("headline", "matrix", "renderers", "batched", "lod", "addrender", "snapshot", "vector", "soak")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +65,15 @@ def main(argv: list[str] | None = None) -> int:
         print("\n## rig matrix (PandaPush-v0)\n" + format_matrix(report["matrix"]))
         plot_matrix(report["matrix"], args.plot)
         print(f"(plot: {args.plot})")
+    if "renderers" in sections and "gl" in renderers:
+        report["renderers"] = renderer_fidelity("gl", steps=3 if args.quick else 10)
+        print("\n## gl against TinyRenderer (default rigs, reset + random steps)\n"
+              + format_fidelity(report["renderers"]))
+    if "batched" in sections and "gl" in renderers:
+        report["batched"] = batched_measure(counts=(1, 4) if args.quick else (1, 4, 16, 64),
+                                            steps=max(5, args.frames), repeats=args.repeats)
+        print("\n## batched gl vector env vs TinyRenderer and the physics-only ceiling (PandaPush-v0)\n"
+              + format_batched(report["batched"]))
     if "lod" in sections:
         report["lod"] = lod_report(renderers, [84] if args.quick else [84, 128], frames=max(5, args.frames // 2),
                                    repeats=args.repeats)
