@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-long test-slow demo bench golden lint clean
+.PHONY: test test-long test-slow test-learning test-gym-range demo bench golden lint clean
 
 $(STAMP): pyproject.toml scripts/setup-system.sh
 	bash scripts/setup-system.sh
@@ -23,6 +23,17 @@ test-long: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
 
+test-learning: $(STAMP)
+	$(PY) -m pytest -m ci_learning
+
+# The suite on the lowest and the highest Gymnasium pyproject accepts (Ray, which pins one, is left out there).
+GYM_RANGE := 1.0.0 1.4.0
+test-gym-range: $(STAMP)
+	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v; test -x $$e/bin/python || $(PYTHON) -m venv $$e; \
+	  $$e/bin/pip install -q --upgrade pip; $$e/bin/pip install -q torch==2.13.0; \
+	  $$e/bin/pip install -q -e '.[test-core]' "gymnasium==$$v"; \
+	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider; done
+
 demo: $(STAMP)
 	$(PY) -m pixelrig demo --out out
 
@@ -36,4 +47,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check pixelrig tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) build out .pytest_cache
+	rm -rf $(VENV) .venv-gym-* build out .pytest_cache
