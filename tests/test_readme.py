@@ -27,3 +27,15 @@ def test_every_python_block_runs(xvfb: str) -> None:
             assert obs["front/depth"].shape == (84, 84, 1)
             assert obs["wrist/rgb"].shape == (64, 64, 3)
     namespace["env"].close()
+
+
+def test_benchmark_block_is_rendered_from_the_committed_json() -> None:
+    """Every figure in the README's benchmark block comes from docs/bench.json (a run's output)."""
+    import json
+
+    from pixelrig.tools.bench.report import END, START, render
+
+    text = README.read_text()
+    block = text[text.index(START) + len(START):text.index(END)].strip()
+    report = json.loads((README.parent / "docs" / "bench.json").read_text())
+    assert block == render(report).strip(), "README's benchmark block is stale: python -m pixelrig.tools.bench.report"

@@ -1,0 +1,121 @@
+"""The README's benchmark section, rendered from ``docs/bench.json`` (``pixelrig bench`` writes both), so that every
+figure the README shows comes from the JSON a run committed; ``tests/test_readme.py`` checks they agree."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pixelrig.tools.bench.batched import format_batched
+from pixelrig.tools.bench.common import cell
+from pixelrig.tools.bench.fidelity import format_fidelity
+from pixelrig.tools.bench.lod import format_lod
+from pixelrig.tools.bench.rig import format_table
+
+START = "<!-- bench:start (generated from docs/bench.json by python -m pixelrig.tools.bench.report) -->"
+END = "<!-- bench:end -->"
+
+
+def _matrix(rows: list[dict[str, Any]]) -> str:
+    sizes = sorted({r["size"] for r in rows})
+    groups: dict[tuple, dict[int, dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["renderer"], r["cameras"], "+".join(r["modalities"])), {})[r["size"]] = r
+    head = "| backend | cams | modalities | " + " | ".join(f"{s}²" for s in sizes) + " | rig/raw |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for (renderer, cams, mods), by_size in groups.items():
+        fps = [f"{by_size[s]['median_fps']['rig']:.1f}" if s in by_size else "" for s in sizes]
+        ratios = ", ".join(f"{by_size[s]['ratio_rig_vs_raw']:.2f}" for s in sizes if s in by_size)
+        lines.append(f"| {renderer} | {cams} | {mods} | " + " | ".join(fps) + f" | {ratios} |")
+    return "\n".join(lines)
+
+
+def _addrender(rows: list[dict[str, Any]]) -> str:
+    lines = ["| env | PixelObs steps/s | AddRenderObservation steps/s | ratio |", "|---|---|---|---|"]
+    for r in rows:
+        m, sp = r["median_steps_per_s"], r["spread"]
+        lines.append(f"| {r['env']} | {cell(m['PixelObs'], sp['PixelObs'])} | "
+                     f"{cell(m['AddRenderObservation'], sp['AddRenderObservation'])} | {r['ratio']:.3f} |")
+    return "\n".join(lines)
+
+
+def _snapshot(rows: list[dict[str, Any]]) -> str:
+    lines = ["| env | pybullet saveBullet + restoreState | pixelrig snapshot | pixelrig restore | restore, world "
+             "rebuilt | snapshot size (.bullet) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        m = r["median_ms"]
+        size = f"{r['snapshot_bytes'] / 1000:.1f} KB" + (f" ({r['bullet_file_bytes'] / 1000:.1f} KB)"
+                                                          if "bullet_file_bytes" in r else "")
+        lines.append(f"| {r['env']} | {m['pybullet saveBullet (disk)']:.2f} + "
+                     f"{m['pybullet restoreState(fileName)']:.2f} ms | {m['pixelrig snapshot']:.2f} ms | "
+                     f"{m['pixelrig restore']:.2f} ms | {m['pixelrig restore, world rebuilt']:.1f} ms | {size} |")
+    return "\n".join(lines)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The benchmark section's generated part (tables and their one-line headings) for a ``pixelrig bench``
+    report; sections the report lacks are left out."""
+    parts = [f"Measured on **{report['date']}**: {report['machine']}, pixelrig {report.get('pixelrig', '?')}."]
+    if "headline" in report:
+        parts.append("**Rig vs raw pybullet** (3 cameras, 84², rgb+depth+label; frames/s count every camera once; on "
+                     "gl rows *raw* and *naive* are pybullet's TinyRenderer, so rig/raw is gl's speed-up over raw "
+                     "pybullet):\n\n" + format_table(report["headline"]))
+    if "matrix" in report:
+        parts.append("**The matrix** (PandaPush-v0): rig frames/s per backend, camera count, modalities and size, and "
+                     "rig/raw per size:\n\n" + _matrix(report["matrix"])
+                     + "\n\n![rig frames/s vs resolution](docs/bench_fps.png)")
+    if "renderers" in report:
+        parts.append("**gl against TinyRenderer** on every bundled env's default rig, at reset and over random "
+                     "steps:\n\n" + format_fidelity(report["renderers"]))
+    if "batched" in report:
+        parts.append("**Batched gl vector env** (PandaPush-v0, 3 cameras at 84², rgb+depth+label; env steps/s of N "
+                     "envs: bare physics stepped one by one (the ceiling), N PixelObs envs on TinyRenderer stepped "
+                     "one by one, and `make_vec(N, vectorization_mode=\"batched\", renderer=\"gl\")`):\n\n"
+                     + format_batched(report["batched"]))
+    if "lod" in report:
+        parts.append("**Level of detail** (PandaPush-v0's rig; speed per renderer and size, then fidelity against "
+                     "\"full\"):\n\n" + format_lod(report["lod"]))
+    if "addrender" in report:
+        parts.append("**PixelObs vs Gymnasium's `AddRenderObservation`** (same 320×240 render camera, TinyRenderer, "
+                     "env steps/s):\n\n" + _addrender(report["addrender"]))
+    if "snapshot" in report:
+        parts.append("**Snapshot and restore** (after 200 random steps):\n\n" + _snapshot(report["snapshot"]))
+    if "vector" in report:
+        r = report["vector"][0]
+        parts.append(f"**Vector scaling** (`make_vec`, async, {r['env']} with its 3-camera rig): 1 worker "
+                     f"{r['median']['1']:.1f} steps/s, 2 workers {r['median']['2']:.1f} steps/s: "
+                     f"**{r['scaling']:.2f}×** on 2 cores.")
+    if "soak" in report:
+        r = report["soak"]
+        parts.append(f"**Soak**: {r['frames']:,} PixelObs frames (CartPole, default rig, resets included). Peak RSS "
+                     f"{r['peak_rss_bytes'] / 2**20:.0f} MiB; growth after the warm-up "
+                     f"{r['growth_bytes_after_warmup'] / 1024:.0f} KiB "
+                     f"({r['growth_bytes_per_frame_after_warmup']:.1f} bytes/frame).")
+    return "\n\n".join(parts)
+
+
+def write_readme(readme: Path, report: dict[str, Any]) -> None:
+    """Replace the README's generated benchmark block with :func:`render`'s output."""
+    text = readme.read_text()
+    block = f"{START}\n{render(report)}\n{END}"
+    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{readme} has no generated benchmark block ({START} ... {END}) to replace")
+    readme.write_text(pattern.sub(lambda _: block, text))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pixelrig.tools.bench.report", description=__doc__)
+    parser.add_argument("--json", default="docs/bench.json")
+    parser.add_argument("--readme", default="README.md")
+    args = parser.parse_args(argv)
+    write_readme(Path(args.readme), json.loads(Path(args.json).read_text()))
+    print(f"{args.readme}: benchmark block rewritten from {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
