@@ -2,10 +2,10 @@
 # Installs the Debian packages pixelrig's tests and demo need, where they are missing:
 #   EGL on Mesa (libegl1 libegl-mesa0 libgl1-mesa-dri) for the 'egl' backend on machines without a GPU driver,
 #   xvfb, xauth, x11-utils (xwininfo) and xdotool for the window tests (a real X server, real key presses),
-#   and the shared libraries opencv-python's highgui window needs.
+#   the shared libraries opencv-python's highgui window needs, and Debian's Chromium for the BrowserView tests.
 # Safe to run repeatedly; does nothing when everything is present or on systems without apt (it says so).
 set -euo pipefail
-pkgs=(libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 libglib2.0-0 xvfb xauth x11-utils xdotool)
+pkgs=(libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 libglib2.0-0 xvfb xauth x11-utils xdotool chromium)
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "setup-system: no apt here; install the equivalents of: ${pkgs[*]}" >&2
   exit 0

@@ -55,7 +55,8 @@ def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_import_pixelrig_stays_light(tmp_path: Path) -> None:
-    heavy = ["matplotlib", "torch", "ray", "stable_baselines3", "trimesh", "moderngl", "tqdm", "h5py", "pyarrow"]
+    heavy = ["matplotlib", "torch", "ray", "stable_baselines3", "trimesh", "moderngl", "tqdm", "h5py", "pyarrow",
+             "aiohttp", "playwright"]
     out = run_python(f"import sys, pixelrig; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
@@ -64,7 +65,7 @@ def test_import_pixelrig_stays_light(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", ["pixelrig.tools.bench.rig", "pixelrig.tools.bench.lod",
                                     "pixelrig.tools.bench.snapshot", "pixelrig.tools.bench.vector",
                                     "pixelrig.tools.bench.main", "pixelrig.tools.bench.batched", "pixelrig.tools.demo",
-                                    "pixelrig.tools.view", "pixelrig.tools.cli"])
+                                    "pixelrig.tools.view", "pixelrig.tools.serve", "pixelrig.tools.cli"])
 def test_each_tool_module_imports_on_its_own(module: str, tmp_path: Path) -> None:
     """No import cycles between the benchmark sections: each imports first in a fresh interpreter."""
     out = run_python(f"import {module}", tmp_path)

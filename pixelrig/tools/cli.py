@@ -1,4 +1,4 @@
-"""Command line: ``pixelrig demo | view | bench | renderer`` (also ``python -m pixelrig ...``)."""
+"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay`` (also ``python -m pixelrig ...``)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,26 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from gymnasium.error import DependencyNotInstalled
+
+    from pixelrig.render.web import PortInUseError
+    from pixelrig.tools.serve import run_server
+
+    try:
+        n = run_server(args.source, cams=args.cams, steps=args.steps, port=args.port, host=args.host, fps=args.fps,
+                       policy=args.policy, renderer=args.renderer, seed=args.seed, realtime=not args.fast)
+    except PortInUseError:
+        print(f"pixelrig serve: port {args.port} on {args.host} is in use (by another program, or another view that "
+              "is still open): pass --port 0 to pick a free port, or another --port", file=sys.stderr)
+        return 2
+    except (DependencyNotInstalled, ValueError) as exc:
+        print(f"pixelrig serve: {exc}", file=sys.stderr)
+        return 2
+    print(f"served {args.source} for {n} steps")
+    return 0
+
+
 def _bench(rest: list[str]) -> int:
     from pixelrig.tools.bench.main import main as bench_main
 
@@ -45,6 +65,23 @@ def _renderer(args: argparse.Namespace) -> int:
     kind, why = choose_auto()
     print(json.dumps({"auto": kind, "why": why, "gl_probe": asdict(probe_gl()), "egl_probe": asdict(probe_egl())},
                      indent=2))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from pixelrig.datasets import DatasetExistsError, DatasetWriteError, replay
+
+    try:
+        result = replay(args.src, args.dst, args.cams, format=args.format, renderer=args.renderer,
+                        overwrite=args.overwrite, progress=not args.quiet)
+    except DatasetExistsError as exc:
+        print(f"pixelrig replay: {exc} (on the command line: --overwrite)", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError, DatasetWriteError) as exc:
+        print(f"pixelrig replay: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {result.path}: {result.episodes} episodes, {result.frames} frames in {result.seconds:.1f} s "
+          f"({result.frames / max(result.seconds, 1e-9):.1f} frames/s)")
     return 0
 
 
@@ -76,7 +113,35 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--seed", type=int, default=0)
     view.set_defaults(func=_view)
 
+    serve = sub.add_parser("serve", help="run a URDF/SDF/MJCF file or an env id and show its camera rig on a web page")
+    serve.add_argument("source", help="robot file (also looked up in pybullet_data) or registered env id")
+    serve.add_argument("--cams", default=None, help="JSON or TOML rig file (default: the env's own camera rig)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000; 0 picks a free one)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="where to listen (default: 127.0.0.1, reached from elsewhere through an SSH tunnel; any "
+                            "other host puts a token in the URL)")
+    serve.add_argument("--steps", type=int, default=None, help="stop after this many steps (default: until Ctrl-C)")
+    serve.add_argument("--fps", type=float, default=15.0, help="the most page updates a second (default: 15)")
+    serve.add_argument("--policy", choices=("hold", "random"), default="hold",
+                       help="hold: zero torque / hold the pose (default); random: random actions")
+    serve.add_argument("--fast", action="store_true", help="step as fast as possible instead of in real time")
+    serve.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
+    serve.add_argument("--seed", type=int, default=0)
+    serve.set_defaults(func=_serve)
+
     sub.add_parser("bench", help="benchmarks against raw pybullet, in one run (pixelrig bench --help)")
+
+    replay = sub.add_parser("replay", help="re-render a recorded dataset (LeRobot or robomimic) with another rig")
+    replay.add_argument("src", help="dataset written by pixelrig's DatasetRecorder (folder or .hdf5)")
+    replay.add_argument("dst", help="the new dataset (a folder for LeRobot, a .hdf5 file for robomimic)")
+    replay.add_argument("--cams", required=True, help="JSON or TOML rig file: the cameras to render")
+    replay.add_argument("--format", choices=("lerobot", "robomimic"), default=None,
+                        help="format of DST (default: that of SRC)")
+    replay.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None,
+                        help="backend (default: the one the dataset was recorded with)")
+    replay.add_argument("--overwrite", action="store_true", help="replace a dataset already at DST")
+    replay.add_argument("--quiet", action="store_true", help="no progress bar")
+    replay.set_defaults(func=_replay)
 
     renderer = sub.add_parser("renderer", help="print which backend 'auto' picks here and the EGL probe")
     renderer.set_defaults(func=_renderer)

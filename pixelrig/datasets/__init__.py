@@ -1,0 +1,33 @@
+"""Datasets people train on, from pixelrig envs: ``DatasetRecorder`` writes LeRobot v3.0 folders and robomimic HDF5
+files as episodes run, with each step's snapshot; ``replay`` re-renders them with another camera rig.
+
+Importing this package is light: pyarrow (LeRobot) and h5py (robomimic), the ``pixelrig[datasets]`` extra, are
+imported when a dataset is opened, tqdm when ``replay`` runs.
+"""
+
+from pixelrig.datasets.common import (
+    DEPTH_CONVENTION,
+    FORMATS,
+    DatasetExistsError,
+    DatasetInfo,
+    DatasetWriteError,
+    depth_to_mm,
+    mm_to_depth,
+)
+from pixelrig.datasets.formats import open_dataset
+from pixelrig.datasets.recorder import DatasetRecorder
+from pixelrig.datasets.replay import ReplayResult, replay
+
+__all__ = [
+    "DEPTH_CONVENTION",
+    "FORMATS",
+    "DatasetExistsError",
+    "DatasetInfo",
+    "DatasetRecorder",
+    "DatasetWriteError",
+    "ReplayResult",
+    "depth_to_mm",
+    "mm_to_depth",
+    "open_dataset",
+    "replay",
+]
