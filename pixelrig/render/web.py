@@ -39,6 +39,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pixelrig.render.childproc import stderr_tail, stop_child, wait_ready
 from pixelrig.render.convert import colorize_depth, colorize_labels
 from pixelrig.render.mosaic import PLACEHOLDER, _caption, tile_rig
 
@@ -337,37 +338,6 @@ def encode_jpeg(rgb: np.ndarray, quality: int = 90) -> bytes:
 
 # ---- the server, seen from the stepping process ---------------------------------------------------------------
 
-def _stop(proc: subprocess.Popen, buffers: list[shared_memory.SharedMemory]) -> None:
-    """Ask the server process to quit, wait briefly, kill it if it hangs; free the shared block."""
-    if proc.poll() is None:
-        try:
-            proc.stdin.write("quit\n")  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError, ValueError):
-            pass
-        try:
-            proc.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            try:
-                pipe.close()
-            except OSError:
-                pass
-    for shm in buffers:
-        try:
-            shm.close()
-        except BufferError:  # a numpy view still points into it (interpreter exit); the OS frees it with us
-            pass
-        try:
-            shm.unlink()
-        except FileNotFoundError:
-            pass
-    buffers.clear()
-
-
 def _url_host(host: str, loopback: bool) -> str:
     if host in ("0.0.0.0", "::", ""):
         host = socket.gethostname()
@@ -436,7 +406,7 @@ class WebServer:
                 shm.close()
                 shm.unlink()
             raise
-        self._finalizer = weakref.finalize(self, _stop, self._proc, self._buffers)
+        self._finalizer = weakref.finalize(self, stop_child, self._proc, self._buffers, 5.0)
         config = {"fd": sock.fileno(), "shm": shm.name, "layout": layout.to_json(), "token": self.token,
                   "loopback": loopback, "fps": self.fps, "title": title, "jpeg_quality": jpeg_quality}
         try:
@@ -446,7 +416,7 @@ class WebServer:
             pass  # it died at once: _wait_ready says why
         finally:
             sock.close()  # the server process holds the only copy now
-        answer = self._wait_ready(startup_timeout)
+        answer = wait_ready(self._proc, self._log, startup_timeout, "the web server process")
         if answer != "ready":
             self.close()
             if answer.startswith("error missing-dependency"):
@@ -455,29 +425,6 @@ class WebServer:
         self._next_publish = -math.inf
         self.frames_published = 0
         """Frames copied to the server (after the fps limit and the no-viewer rule)."""
-
-    def _wait_ready(self, timeout: float) -> str:
-        import select
-
-        out = self._proc.stdout
-        ready, _, _ = select.select([out], [], [], timeout)
-        if not ready:
-            return f"no sign of life in {timeout:.0f} s ({self._stderr_tail()})"
-        line = out.readline().strip()  # type: ignore[union-attr]
-        if line == "ready":
-            return line
-        try:
-            code = self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
-        return f"{line or 'it exited'} (exit code {code}; {self._stderr_tail()})"
-
-    def _stderr_tail(self) -> str:
-        if self._log.closed:
-            return "its stderr: closed"
-        self._log.seek(0)
-        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln.strip()]
-        return "its stderr: " + (" | ".join(lines[-3:]) if lines else "empty")
 
     # ---- state ------------------------------------------------------------------------------------------------
 
@@ -494,7 +441,7 @@ class WebServer:
         code = self._proc.poll()
         if code is None:
             return None
-        return f"the web server process died (exit code {code}; {self._stderr_tail()})"
+        return f"the web server process died (exit code {code}; {stderr_tail(self._log)})"
 
     @property
     def steps(self) -> int:

@@ -8,7 +8,6 @@ shared buffer (dropping whatever frame the window had not shown yet) and returns
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,8 @@ from multiprocessing import shared_memory
 from pathlib import Path
 
 import numpy as np
+
+from pixelrig.render.childproc import free_shared, stderr_tail, stop_child, wait_ready
 
 _SCRIPT = Path(__file__).with_name("_window_main.py")
 _REASONS = {0: "closed by the program", 10: "closed by the user (q or Esc)", 11: "closed by the user (window)"}
@@ -35,38 +36,6 @@ def check_display() -> None:
     """Raise :class:`DisplayUnavailable` when there is obviously no display (Linux without DISPLAY/WAYLAND)."""
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         raise DisplayUnavailable(f"no display: DISPLAY is not set. To show a window, {_FIX}")
-
-
-def _stop(proc: subprocess.Popen, buffers: list[shared_memory.SharedMemory]) -> None:
-    """Ask the window process to quit, wait briefly, kill it if it hangs; free the shared buffers."""
-    if proc.poll() is None:
-        try:
-            proc.stdin.write("quit\n")  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError, ValueError):
-            pass
-        try:
-            proc.wait(timeout=3.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            pipe.close()
-    for shm in buffers:
-        _free(shm)
-    buffers.clear()
-
-
-def _free(shm: shared_memory.SharedMemory) -> None:
-    try:
-        shm.close()
-    except BufferError:  # a numpy view still points into it (interpreter exit); the OS frees it with us
-        pass
-    try:
-        shm.unlink()
-    except FileNotFoundError:
-        pass
 
 
 class DisplayWindow:
@@ -98,8 +67,8 @@ class DisplayWindow:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
         )
         self._buffers: list[shared_memory.SharedMemory] = []
-        self._finalizer = weakref.finalize(self, _stop, self._proc, self._buffers)
-        answer = self._wait_ready(startup_timeout)
+        self._finalizer = weakref.finalize(self, stop_child, self._proc, self._buffers, 3.0)
+        answer = wait_ready(self._proc, self._log, startup_timeout, "the window process")
         if answer != "ready":
             self.close()
             raise DisplayUnavailable(
@@ -111,24 +80,6 @@ class DisplayWindow:
         self._last_push = 0.0
         self.frames_shown = 0
         """Frames passed to the window process (after the fps limit)."""
-
-    def _wait_ready(self, timeout: float) -> str:
-        out = self._proc.stdout
-        ready, _, _ = select.select([out], [], [], timeout)
-        if not ready:
-            return f"the window process gave no sign of life in {timeout:.0f} s ({self._stderr_tail()})"
-        line = out.readline().strip()  # type: ignore[union-attr]
-        if line == "ready":
-            return line
-        code = self._proc.wait(timeout=5)
-        return f"{line or 'the window process exited'} (exit code {code}; {self._stderr_tail()})"
-
-    def _stderr_tail(self) -> str:
-        if self._log.closed:
-            return "its stderr: closed"
-        self._log.seek(0)
-        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln.strip()]
-        return "its stderr: " + (" | ".join(lines[-3:]) if lines else "empty")
 
     @property
     def closed(self) -> bool:
@@ -142,7 +93,7 @@ class DisplayWindow:
         code = self._proc.poll()
         if code is None:
             return None
-        return _REASONS.get(code, f"the window process died (exit code {code}; {self._stderr_tail()})")
+        return _REASONS.get(code, f"the window process died (exit code {code}; {stderr_tail(self._log)})")
 
     def wants_frame(self) -> bool:
         """Whether :meth:`show` would pass a frame on now (open, and the fps limit allows). Check it before
@@ -171,7 +122,7 @@ class DisplayWindow:
         shm = shared_memory.SharedMemory(create=True, size=8 + int(np.prod(shape)))
         self._seq = self._frame = None
         for old in self._buffers:  # the window keeps its own mapping of an old buffer until it switches
-            _free(old)
+            free_shared(old)
         self._buffers[:] = [shm]
         self._seq = np.ndarray((1,), np.uint64, shm.buf, 0)
         self._seq[0] = 0
