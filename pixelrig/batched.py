@@ -27,6 +27,7 @@ from gymnasium.vector.utils import (
 )
 
 from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
+from pixelrig.vector import dead_workers, worker_error
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 try:  # gymnasium >= 1.1 names the autoreset mode; 1.0 has next-step autoreset only, unnamed
@@ -254,16 +255,6 @@ def _worker(index: int, env_fns: CloudpickleWrapper, indices: range, pipe: Conne
         if batch is not None:
             batch.close()
         pipe.close()
-
-
-def _worker_error(worker: int, report: tuple[type, str, str]) -> BaseException:
-    """The exception a worker's failure raises here: its type where possible, its traceback in the message."""
-    exctype, value, trace = report
-    message = f"make_vec worker {worker} failed: {exctype.__name__}: {value}\n--- worker traceback ---\n{trace}"
-    try:
-        return exctype(message)
-    except Exception:  # an exception type that takes other arguments
-        return RuntimeError(message)
 
 
 # ---- the vector env -----------------------------------------------------------------------------------------
@@ -527,7 +518,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             if ok:
                 results.append(result)
             else:
-                errors.append(_worker_error(w, result))
+                errors.append(worker_error(w, *result))
         if errors:
             if fatal:
                 self._failed = f"a worker failed during {what}"
@@ -535,12 +526,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         return results
 
     def _dead_workers(self, wait: float = 2.0) -> str:
-        deadline = time.monotonic() + wait  # a worker whose pipe closed is still being reaped
-        while time.monotonic() < deadline and all(proc.exitcode is None for proc in self.processes):
-            time.sleep(0.05)
-        dead = [f"worker {i} (exit code {proc.exitcode})" for i, proc in enumerate(self.processes)
-                if proc.exitcode is not None]
-        return ", ".join(dead) or "no worker has exited yet"
+        return dead_workers(self.processes, wait)
 
 
 def _put(batch: Any, index: int, item: Any) -> None:

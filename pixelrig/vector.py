@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,25 @@ def _mark_idle(venv: gym.vector.AsyncVectorEnv) -> None:
     venv._state = AsyncState.DEFAULT
 
 
+def worker_error(index: int, exctype: type, value: object, trace: str) -> BaseException:
+    """The exception a worker's failure raises in the main process: its own type where that type takes a message,
+    with the worker's traceback in the message."""
+    message = f"make_vec worker {index} failed: {exctype.__name__}: {value}\n--- worker traceback ---\n{trace}"
+    try:
+        return exctype(message)
+    except Exception:  # an exception type that takes other arguments
+        return RuntimeError(message)
+
+
+def dead_workers(processes: Sequence[Any], wait: float = 2.0) -> str:
+    """Which worker processes have exited, with their exit codes (waiting up to ``wait`` s for one to be reaped)."""
+    deadline = time.monotonic() + wait  # a worker whose pipe closed is still being reaped
+    while time.monotonic() < deadline and all(proc.exitcode is None for proc in processes):
+        time.sleep(0.05)
+    dead = [f"worker {i} (exit code {proc.exitcode})" for i, proc in enumerate(processes) if proc.exitcode is not None]
+    return ", ".join(dead) or "no worker has exited yet"
+
+
 class PixelVectorEnv(gym.vector.AsyncVectorEnv):
     """AsyncVectorEnv that raises a failing worker's exception with its traceback in the message (Gymnasium only
     logs it), and reports a worker that died with its exit code instead of a broken pipe."""
@@ -52,20 +71,10 @@ class PixelVectorEnv(gym.vector.AsyncVectorEnv):
             return
         _mark_idle(self)
         index, exctype, value, trace = reports[-1]
-        message = f"make_vec worker {index} failed: {exctype.__name__}: {value}\n--- worker traceback ---\n{trace}"
-        try:
-            error = exctype(message)
-        except Exception:  # an exception type that takes other arguments
-            error = RuntimeError(message)
-        raise error
+        raise worker_error(index, exctype, value, trace)
 
     def _dead_workers(self, wait: float = 2.0) -> str:
-        deadline = time.monotonic() + wait  # a worker whose pipe closed is still being reaped
-        while time.monotonic() < deadline and all(proc.exitcode is None for proc in self.processes):
-            time.sleep(0.05)
-        dead = [f"worker {i} (exit code {proc.exitcode})" for i, proc in enumerate(self.processes)
-                if proc.exitcode is not None]
-        return ", ".join(dead) or "no worker has exited yet"
+        return dead_workers(self.processes, wait)
 
     def _guard(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
