@@ -1,21 +1,51 @@
-# pixelrig: `make test` and `make demo` set themselves up (system packages, a venv under .venv, the project).
+# pixelrig: `make test` and `make demo` set themselves up (system packages, a venv, the project).
+# PYTHON picks the interpreter: python3.11 (the default; venv .venv), python3.12 or python3.13 (venvs .venv-3.12,
+# .venv-3.13). pybullet has no wheels past 3.11: there the first install builds it from source with numpy
+# (scripts/pybullet-wheel.sh, 10-15 min on 2 cores) and caches the wheel, once per machine.
 PYTHON ?= python3.11
+ASK_VERSION := $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null
+PYVER := $(or $(patsubst python%,%,$(filter python3.%,$(notdir $(PYTHON)))),$(shell $(ASK_VERSION)))
+ifeq ($(PYVER),)
+$(error PYTHON=$(PYTHON) does not run: pass PYTHON=python3.11, python3.12 or python3.13)
+endif
+ifeq ($(PYVER),3.11)
 VENV := .venv
+NEW_VENV := $(PYTHON) -m venv
+else
+VENV := .venv-$(PYVER)
+NEW_VENV := "$$(bash scripts/find-python.sh $(PYTHON))" -m venv
+endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+NEWEST_PYTHON := python3.13
+PYTEST_ARGS ?=
 
-.PHONY: test test-long test-slow test-learning test-gym-range demo bench golden lint clean
+.PHONY: test test-newest test-long test-slow test-learning test-gym-range demo bench golden lint clean
 
-$(STAMP): pyproject.toml scripts/setup-system.sh
+# torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
+# PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
+# lacks: triton's own LLVM segfaults the process when it loads after Mesa's (llvmpipe: the egl and gl renderers),
+# as torch's optimizers load it (SB3, RLlib).
+$(STAMP): pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,scripts/pybullet-wheel.sh)
 	bash scripts/setup-system.sh
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(NEW_VENV) $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0  # the CPU build on local disk, before anything that pulls torch
+	$(PY) -m pip install -q torch==2.13.0
+ifneq ($(PYVER),3.11)
+	bash scripts/pybullet-wheel.sh $(PY)
+endif
 	$(PY) -m pip install -q -e '.[test]'
+ifneq ($(PYVER),3.11)
+	$(PY) -m pip uninstall -q -y triton
+endif
 	touch $@
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# CI: the suite on the newest Python pixelrig supports, in its own venv (on a fresh machine: pybullet's build too).
+test-newest:
+	$(MAKE) test PYTHON=$(NEWEST_PYTHON)
 
 test-long: $(STAMP)
 	$(PY) -m pytest -m "slow and not learning"
@@ -33,9 +63,12 @@ GYM_RANGE := 1.0.0 1.4.0
 GYM_TESTS ?= tests/test_gymnasium_internals.py tests/test_snapshot.py tests/test_vector.py tests/test_batched.py \
 	tests/test_tasks_and_checkers.py tests/test_pixel_obs.py tests/test_video.py tests/test_training.py
 test-gym-range: $(STAMP)
-	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v; test -x $$e/bin/python || $(PYTHON) -m venv $$e; \
+	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v$(if $(filter 3.11,$(PYVER)),,-py$(PYVER)); \
+	  test -x $$e/bin/python || $(NEW_VENV) $$e; \
 	  $$e/bin/pip install -q --upgrade pip; $$e/bin/pip install -q torch==2.13.0; \
+	  $(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $$e/bin/python;) \
 	  $$e/bin/pip install -q -e '.[test-core]' "gymnasium==$$v"; \
+	  $(if $(filter 3.11,$(PYVER)),,$$e/bin/pip uninstall -q -y triton;) \
 	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider $(GYM_TESTS); done
 
 demo: $(STAMP)

@@ -1,6 +1,7 @@
 """Rendering: the tiny (TinyRenderer), egl (EGL plugin) and gl (pixelrig's own) backends, backend choice, and image
 conversions."""
 
+from pixelrig.render import _pybullet_check  # noqa: F401  (ImportError naming the fix if pybullet lacks numpy)
 from pixelrig.render.backends import (
     RENDERER_CHOICES,
     EglBackend,

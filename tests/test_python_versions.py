@@ -1,0 +1,150 @@
+"""Python 3.11 to 3.13: pixelrig refuses, at import and naming the fix, a pybullet built without numpy (what pip
+builds on 3.12+ by default), and the supported versions are declared where pip and the Makefile read them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from pixelrig.render._pybullet_check import (
+    PYBULLET_VERSION,
+    camera_image_problem,
+    check_pybullet_numpy,
+    reinstall_commands,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SUPPORTED = ((3, 11), (3, 12), (3, 13))
+
+
+def as_built_without_numpy(image: tuple) -> tuple:
+    """A getCameraImage result as pybullet built without numpy returns it (pybullet.c's #else branch): width, height,
+    then rgba, depth and seg as flat tuples of Python ints / floats in row-major pixel order."""
+    width, height, rgba, depth, seg = image
+    return (width, height, tuple(int(v) for v in np.asarray(rgba).ravel()),
+            tuple(float(v) for v in np.asarray(depth).ravel()), tuple(int(v) for v in np.asarray(seg).ravel()))
+
+
+class NoNumpyPybullet:
+    """The real pybullet, answering as a build without numpy does: isNumpyEnabled() is 0 (absent with
+    numpy_flag=None) and getCameraImage returns flat tuples (arrays with flat=False). Counts connections, to tell the
+    cheap path from the render."""
+
+    def __init__(self, numpy_flag: bool | None = False, flat: bool = True) -> None:
+        self.numpy_flag = numpy_flag
+        self.flat = flat
+        self.connects = 0
+        if numpy_flag is not None:
+            self.isNumpyEnabled = lambda: int(numpy_flag)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "isNumpyEnabled":  # numpy_flag=None: a pybullet too old to have it
+            raise AttributeError(name)
+        return getattr(p, name)
+
+    def connect(self, *args: Any, **kwargs: Any) -> int:
+        self.connects += 1
+        return p.connect(*args, **kwargs)
+
+    def getCameraImage(self, *args: Any, **kwargs: Any) -> tuple:  # noqa: N802  (pybullet's name)
+        image = p.getCameraImage(*args, **kwargs)
+        return as_built_without_numpy(image) if self.flat else image
+
+
+def one_pixel_image() -> tuple:
+    client = p.connect(p.DIRECT)
+    try:
+        return p.getCameraImage(1, 1, renderer=p.ER_TINY_RENDERER, physicsClientId=client)
+    finally:
+        p.disconnect(physicsClientId=client)
+
+
+def test_this_pybullet_returns_arrays() -> None:
+    assert p.isNumpyEnabled() == 1
+    assert camera_image_problem(one_pixel_image()) is None
+
+
+def test_flat_tuples_are_described() -> None:
+    problem = camera_image_problem(as_built_without_numpy(one_pixel_image()))
+    assert problem == "getCameraImage returned rgba as a flat tuple of 4 values, not a uint8 array of shape (1, 1, 4)"
+
+
+def test_wrong_dtype_is_described() -> None:
+    w, h, rgba, depth, seg = one_pixel_image()
+    problem = camera_image_problem((w, h, rgba, depth.astype(np.float64), seg))
+    assert problem == "getCameraImage returned depth as a float64 array of shape (1, 1), not float32 (1, 1)"
+
+
+def test_a_numpy_build_is_checked_without_rendering() -> None:
+    """The check runs at every import: with the numpy flag set it must not connect (a DIRECT render costs ~30 ms)."""
+    fake = NoNumpyPybullet(numpy_flag=True, flat=False)
+    check_pybullet_numpy(fake)
+    assert fake.connects == 0
+
+
+def test_a_build_without_numpy_raises_naming_the_fix() -> None:
+    fake = NoNumpyPybullet(numpy_flag=False)
+    with pytest.raises(ImportError, match=re.escape(reinstall_commands()[1])) as caught:
+        check_pybullet_numpy(fake)
+    message = str(caught.value)
+    assert fake.connects == 1
+    assert "pixelrig needs pybullet built with numpy" in message
+    assert "getCameraImage returned rgba as a flat tuple of 4 values" in message
+    assert reinstall_commands()[0] in message
+    assert f"--no-build-isolation --no-cache-dir --no-binary pybullet pybullet=={PYBULLET_VERSION}" in message
+
+
+def test_without_the_flag_the_render_decides() -> None:
+    """An older pybullet has no isNumpyEnabled(): what getCameraImage returns decides."""
+    check_pybullet_numpy(NoNumpyPybullet(numpy_flag=None, flat=False))
+    with pytest.raises(ImportError, match=re.escape("flat tuple of 4 values")):
+        check_pybullet_numpy(NoNumpyPybullet(numpy_flag=None, flat=True))
+
+
+def test_import_pixelrig_fails_with_a_pybullet_built_without_numpy() -> None:
+    """A fresh interpreter whose pybullet answers as the no-numpy build: `import pixelrig` raises the message."""
+    code = textwrap.dedent("""
+        import sys, types
+        import numpy as np
+        import pybullet as real
+        fake = types.ModuleType("pybullet")
+        fake.__dict__.update({k: v for k, v in real.__dict__.items() if not k.startswith("__")})
+        fake.__file__ = real.__file__
+        fake.isNumpyEnabled = lambda: 0
+        def getCameraImage(*args, **kwargs):
+            w, h, rgba, depth, seg = real.getCameraImage(*args, **kwargs)
+            return (w, h, tuple(int(v) for v in rgba.ravel()), tuple(float(v) for v in depth.ravel()),
+                    tuple(int(v) for v in seg.ravel()))
+        fake.getCameraImage = getCameraImage
+        sys.modules["pybullet"] = fake
+        import pixelrig
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "ImportError: pixelrig needs pybullet built with numpy" in out.stderr
+    assert reinstall_commands()[1] in out.stderr
+
+
+def test_requires_python_admits_exactly_the_supported_versions() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11,<3.14"
+    assert {f"Programming Language :: Python :: {a}.{b}" for a, b in SUPPORTED} <= set(project["classifiers"])
+    assert sys.version_info[:2] in SUPPORTED
+
+
+def test_pybullet_wheel_script_leaves_a_good_install_alone() -> None:
+    """scripts/pybullet-wheel.sh (the Makefile's step on 3.12+) returns at once when the venv's pybullet already
+    has numpy: no download, no build."""
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "pybullet-wheel.sh"), sys.executable], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "building" not in out.stderr
