@@ -1,7 +1,7 @@
 # pixelrig: `make test` and `make demo` set themselves up (system packages, a venv, the project).
 # PYTHON picks the interpreter: python3.11 (the default; venv .venv), python3.12 or python3.13 (venvs .venv-3.12,
 # .venv-3.13). pybullet has no wheels past 3.11: there the first install builds it from source with numpy
-# (scripts/pybullet-wheel.sh, 10-15 min on 2 cores) and caches the wheel, once per machine.
+# (scripts/pybullet-wheel.sh, 6-17 min on 2 cores) and caches the wheel, once per machine.
 PYTHON ?= python3.11
 ASK_VERSION := $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null
 PYVER := $(or $(patsubst python%,%,$(filter python3.%,$(notdir $(PYTHON)))),$(shell $(ASK_VERSION)))

@@ -8,8 +8,8 @@
 # pybullet.isNumpyEnabled(), and caches the wheel so that it is built once per machine:
 #   $PIXELRIG_WHEEL_CACHE, else $PIXELRIG_CACHE_DIR/wheels, else $XDG_CACHE_HOME/pixelrig/wheels,
 #   else ~/.cache/pixelrig/wheels.
-# The build takes 10 to 20 minutes on 2 cores; its log is kept beside the wheel. Safe to run repeatedly and from
-# several makes at once (a lock serialises builds). On Python <= 3.11 it installs PyPI's wheel.
+# The build takes 6 to 17 minutes on 2 cores (by load); its log is kept beside the wheel. Safe to run repeatedly
+# and from several makes at once (a lock serialises builds). On Python <= 3.11 it installs PyPI's wheel.
 set -euo pipefail
 py=${1:?usage: scripts/pybullet-wheel.sh VENV/bin/python}
 ver=3.2.7
@@ -64,7 +64,7 @@ if [ -f "$wheel" ] && install_cached; then
 fi
 rm -f "$wheel"
 log="$cache/${name%.whl}.log"
-echo "pybullet-wheel: building pybullet $ver from source for $("$py" -V) with numpy (10-20 min on 2 cores, once" \
+echo "pybullet-wheel: building pybullet $ver from source for $("$py" -V) with numpy (6-17 min on 2 cores, once" \
   "per machine); log: $log" >&2
 start=$(date +%s)
 tmp=$(mktemp -d "$cache/build.XXXXXX")

@@ -8,7 +8,6 @@ microseconds when pybullet reports a numpy build, one 1×1 render in a DIRECT cl
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -30,6 +29,8 @@ def reinstall_commands(python: str | None = None) -> list[str]:
         Two commands: install numpy and the build tools, then rebuild pybullet from source without build
         isolation (so the build sees numpy) and without pip's wheel cache (which may hold the tuple build).
     """
+    import shlex  # only on the failure path: the check runs at every import
+
     py = shlex.quote(python or sys.executable)
     return [
         f"{py} -m pip install 'numpy>=1.26,<3' setuptools wheel",
