@@ -148,3 +148,23 @@ def test_pybullet_wheel_script_leaves_a_good_install_alone() -> None:
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "building" not in out.stderr
+
+
+def test_readme_gives_the_commands_the_import_error_gives() -> None:
+    """The README's 'Python versions' section prints the same rebuild commands as the ImportError, and names the
+    versions pyproject admits."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Python versions"):readme.index("## Tests and golden images")]
+    for command in reinstall_commands("python"):
+        assert command in section
+    assert "3.11, 3.12 and 3.13" in section
+    assert "NEWEST_PYTHON := python3.13" in (ROOT / "Makefile").read_text()
+    assert "make test-newest" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_no_triton_beside_mesa() -> None:
+    """make's venvs hold no triton (3.11's CPU torch has none; on 3.12+ the Makefile removes it): its LLVM segfaults a
+    process that loaded Mesa's llvmpipe first, as the README says."""
+    import importlib.util
+
+    assert importlib.util.find_spec("triton") is None
