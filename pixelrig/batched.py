@@ -1,5 +1,5 @@
-"""``BatchedVectorEnv``: many pixel envs per process, stepped one by one, every env's camera rig drawn in one gl pass
-(what ``make_vec(..., vectorization_mode="batched")`` returns)."""
+"""``BatchedVectorEnv``: many pixel envs per process, stepped one by one, their camera rigs drawn by the gl renderer a
+few envs' worth per pass while the next envs step (what ``make_vec(..., vectorization_mode="batched")`` returns)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ except ImportError:  # pragma: no cover (gymnasium 1.0)
 EnvFn = Callable[[], gym.Env]
 DEFAULT_RENDERER = "gl"
 CLOSE_TIMEOUT_S = 10.0
+MIN_CHUNK_ENVS = 4
+
+
+def chunk_size(num_envs: int) -> int:
+    """Envs stepped between two gl submissions of a process (its envs in about four parts, at least 4 envs each):
+    each part's rigs rasterise beside the next part's physics, and the last part's beside the decoding of the
+    first ones.
+    """
+    return max(MIN_CHUNK_ENVS, -(-num_envs // 4))
 
 
 # ---- checks make_vec runs before anything starts -------------------------------------------------------------
@@ -99,10 +108,25 @@ def _reset_unrendered(env: gym.Env, seed: int | None, options: dict[str, Any] | 
     return env.reset(seed=seed, options=options)
 
 
+class _Part:
+    """Some envs' rigs drawn in one go: gl frames pending (read back by ``pending.collect()``), with each env's span
+    of them, and other backends' frames already here."""
+
+    def __init__(self) -> None:
+        self.pending: Any = None  # a PendingBatch
+        self.spans: dict[int, tuple[int, int]] = {}
+        self.raw: dict[int, list] = {}
+
+    def discard(self) -> None:
+        if self.pending is not None:
+            self.pending.discard()
+
+
 class EnvBatch:
-    """The envs of one process, stepped one by one with Gymnasium's next-step autoreset, then every PixelObs env's
-    rig drawn together: one ``render_batch`` call (one GL pass, one readback) for all gl rigs, other backends rig
-    by rig. An env whose outermost wrapper is not PixelObs renders (or not) on its own.
+    """The envs of one process, stepped one by one with Gymnasium's next-step autoreset, their PixelObs rigs drawn
+    in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's gl rigs in one GL pass submitted without
+    waiting (``submit_batch``) while the next envs step, read back at the end; other backends rig by rig. An env
+    whose outermost wrapper is not PixelObs renders (or not) on its own.
 
     Args:
         env_fns: callables that build the envs.
@@ -117,6 +141,7 @@ class EnvBatch:
             self.close()
             raise
         self.autoreset = np.zeros(len(self.envs), np.bool_)
+        self.chunk_envs = chunk_size(len(self.envs))
 
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None,
               mask: Sequence[bool] | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
@@ -136,6 +161,10 @@ class EnvBatch:
     def step(self, actions: Sequence[Any]) -> tuple[list[Any], list[float], list[bool], list[bool], list[dict]]:
         """Step every env (an env whose episode ended at the previous step is reset instead: reward 0, not done).
 
+        Every ``chunk_envs`` envs, their rigs are drawn and sent to the GL while the next envs step: llvmpipe
+        rasterises in its own threads beside the physics. The images do not depend on it beyond the tile each camera
+        gets in the framebuffer, which only ``len(envs)`` and ``chunk_envs`` decide.
+
         Returns:
             Per env: observation, reward, terminated, truncated, info.
         """
@@ -143,23 +172,41 @@ class EnvBatch:
         inner: list[Any] = [None] * n
         rewards, terminated, truncated = [0.0] * n, [False] * n, [False] * n
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
-            if self.autoreset[i]:
-                inner[i], infos[i] = _reset_unrendered(env, None, None)
-            else:
-                below = env.env if isinstance(env, PixelObs) else env  # PixelObs's pixels come in observe()
-                inner[i], rewards[i], terminated[i], truncated[i], infos[i] = below.step(action)
-            self.autoreset[i] = bool(terminated[i] or truncated[i])
-        return self.observe(inner), rewards, terminated, truncated, infos
+        parts: list[_Part] = []
+        first = 0
+        try:
+            for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+                if self.autoreset[i]:
+                    inner[i], infos[i] = _reset_unrendered(env, None, None)
+                else:
+                    below = env.env if isinstance(env, PixelObs) else env  # PixelObs's pixels come in observe()
+                    inner[i], rewards[i], terminated[i], truncated[i], infos[i] = below.step(action)
+                self.autoreset[i] = bool(terminated[i] or truncated[i])
+                if i + 1 - first == self.chunk_envs or i + 1 == n:
+                    parts.append(self._submit(range(first, i + 1), inner))
+                    first = i + 1
+            return self._collect(parts, inner), rewards, terminated, truncated, infos
+        finally:
+            for part in parts:
+                part.discard()
 
     def observe(self, inner: list[Any]) -> list[Any]:
         """The envs' observations from their wrapped envs' own (``inner``; None stays None), every gl rig drawn in
         one pass."""
-        raw: list[list | None] = [None] * len(self.envs)
+        part = self._submit(range(len(self.envs)), inner)
+        try:
+            return self._collect([part], inner)
+        finally:
+            part.discard()
+
+    def _submit(self, indices: range, inner: list[Any]) -> _Part:
+        """Draw the rigs of the PixelObs envs at ``indices`` whose observation is not None: gl rigs in one pass sent
+        to the GL without waiting, other backends' rigs at once."""
+        part = _Part()
         gl_requests: list[Any] = []
-        spans: dict[int, tuple[int, int]] = {}
-        for i, (env, obs) in enumerate(zip(self.envs, inner, strict=True)):
-            if obs is None or not isinstance(env, PixelObs):
+        for i in indices:
+            env = self.envs[i]
+            if inner[i] is None or not isinstance(env, PixelObs):
                 continue
             requests = env.rig_requests()
             backend = env.render_backend
@@ -169,18 +216,26 @@ class EnvBatch:
                     w, h, view, proj, seg = request
                     gl_requests.append(backend.request(  # type: ignore[attr-defined]
                         w, h, view, proj, segmentation=seg, normals=bool(getattr(request, "normals", False))))
-                spans[i] = (start, len(gl_requests))
+                part.spans[i] = (start, len(gl_requests))
             else:
-                raw[i] = backend.render_many(requests)
+                part.raw[i] = backend.render_many(requests)
         if gl_requests:
-            from pixelrig.render.gl import render_batch
+            from pixelrig.render.gl import submit_batch
 
-            frames = render_batch(gl_requests)
-            for i, (start, stop) in spans.items():
-                raw[i] = frames[start:stop]
+            part.pending = submit_batch(gl_requests)
+        return part
+
+    def _collect(self, parts: list[_Part], inner: list[Any]) -> list[Any]:
+        """``inner`` with the observation of every env the parts drew (waiting for each part's GL work in turn)."""
         out = list(inner)
-        for i, (env, frames_i) in enumerate(zip(self.envs, raw, strict=True)):
-            if frames_i is not None:
+        for part in parts:
+            raw = dict(part.raw)
+            if part.pending is not None:
+                frames = part.pending.collect()
+                for i, (start, stop) in part.spans.items():
+                    raw[i] = frames[start:stop]
+            for i, frames_i in raw.items():
+                env = self.envs[i]
                 out[i] = env.observation_from(env.rig.decode(frames_i), inner[i])  # type: ignore[attr-defined]
         return out
 
@@ -260,8 +315,9 @@ def _worker(index: int, env_fns: CloudpickleWrapper, indices: range, pipe: Conne
 # ---- the vector env -----------------------------------------------------------------------------------------
 
 class BatchedVectorEnv(gym.vector.VectorEnv):
-    """A Gymnasium VectorEnv holding many envs per process: each process steps its envs one by one, then draws every
-    env's camera rig in one gl pass with one readback.
+    """A Gymnasium VectorEnv holding many envs per process: each process steps its envs one by one and draws their
+    camera rigs with the gl renderer, a part of its envs per pass (submitted while the next part steps), one
+    readback per pass.
 
     With ``num_workers=1`` the envs live in this process. With more, they are spread over that many worker processes
     (consecutive envs per worker), each batching its share, observations written into shared memory. Seeding,

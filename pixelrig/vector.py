@@ -159,7 +159,7 @@ def make_vec(
             per worker).
         vectorization_mode: "async" (one process per env, observations in shared memory), "sync" (all in this
             process; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when 1,
-            each stepping its envs one by one and drawing all their rigs in one gl pass; see
+            each stepping its envs one by one and drawing their rigs a few envs per gl pass; see
             :class:`pixelrig.batched.BatchedVectorEnv`).
         pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
         num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).

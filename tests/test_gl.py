@@ -305,3 +305,95 @@ def test_egl_plugin_can_start_after_gl_is_closed() -> None:
         assert not glc.context_created()  # the last GlBackend closed: context released
     finally:
         p.disconnect(client)
+
+
+def _rig_requests(env_ids: list[str]):
+    """A tiny env per id (seeded, a few random steps), a GlBackend on each and their default rigs' gl requests."""
+    from pixelrig.render.gl import GlBackend
+
+    envs, backends, requests = [], [], []
+    for seed, env_id in enumerate(env_ids):
+        env = gym.make(env_id, renderer="tiny")
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+        for _ in range(3):
+            env.step(env.action_space.sample())
+        backend = GlBackend(env.unwrapped.client)
+        rig = CameraRig(env.unwrapped.default_cameras())
+        rig.bind(backend)
+        for cam, view, proj in zip(rig.cameras, rig.views(), rig._projections, strict=True):
+            requests.append(backend.request(cam.width, cam.height, view, proj, segmentation=True))
+        envs.append(env)
+        backends.append(backend)
+    return envs, backends, requests
+
+
+def _close(envs, backends) -> None:
+    for backend, env in zip(backends, envs, strict=True):
+        backend.close()
+        env.close()
+
+
+@needs_gl
+def test_view_culling_changes_no_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each camera draws only the instances whose bounding sphere meets its view volume: bit for bit the image of
+    drawing them all, on every bundled env's default rig, and it does skip shapes (the wrist camera's view)."""
+    from pixelrig.render.gl import render_batch
+    from pixelrig.render.gl import renderer as glr
+
+    env_ids = sorted({env_id for env_id, kwargs in ENVS if not kwargs})
+    envs, backends, requests = _rig_requests(env_ids)
+    drawn: list[int] = []
+    commands = glr._commands
+
+    def counting(*args):
+        cmd, spans = commands(*args)
+        drawn.append(len(cmd))
+        return cmd, spans
+
+    try:
+        monkeypatch.setattr(glr, "_commands", counting)
+        culled = render_batch(requests)
+        everything = np.zeros((6, 4))
+        everything[:, 3] = 1.0  # planes every point is inside of
+        monkeypatch.setattr(glr, "_view_planes", lambda reqs: np.broadcast_to(everything, (len(reqs), 6, 4)))
+        full = render_batch(requests)
+        assert drawn[0] < drawn[1], f"nothing was culled ({drawn})"
+        for request, a, b in zip(requests, culled, full, strict=True):
+            where = f"client {request.client}"
+            np.testing.assert_array_equal(a.rgba, b.rgba, err_msg=where)
+            np.testing.assert_array_equal(a.zbuffer, b.zbuffer, err_msg=where)
+            np.testing.assert_array_equal(a.seg, b.seg, err_msg=where)
+    finally:
+        _close(envs, backends)
+
+
+@needs_gl
+def test_submitted_batches_are_read_as_they_were_drawn() -> None:
+    """submit_batch returns before the GL finishes; the frames collected later are the state at submission (the
+    physics may step meanwhile), equal bit for bit to render_batch's; several batches may be pending at once."""
+    from pixelrig.render.gl import render_batch, submit_batch
+    from pixelrig.render.gl import renderer as glr
+
+    envs, backends, requests = _rig_requests(["pixelrig/PandaPush-v0", "pixelrig/HalfCheetah-v0"])
+    try:
+        first, second = requests[:3], requests[3:]
+        expected = render_batch(first) + render_batch(second)
+        pending = [submit_batch(first), submit_batch(second)]
+        for env in envs:  # every pose changes before the frames are read
+            for _ in range(5):
+                env.step(env.action_space.sample())
+        frames = pending[0].collect() + pending[1].collect()
+        for a, b in zip(expected, frames, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+        with pytest.raises(RuntimeError, match="already collected"):
+            pending[0].collect()
+        slots = len(glr.renderer().slots)
+        for _ in range(5):  # a discarded batch gives its GL objects back
+            submit_batch(first).discard()
+        assert len(glr.renderer().slots) == slots
+        with pytest.raises(ValueError, match="at least one request"):
+            submit_batch([])
+    finally:
+        _close(envs, backends)

@@ -102,3 +102,9 @@ def clear_buffer_int(drawbuffer: int, values: tuple[int, ...]) -> None:
     """``glClearBufferiv(GL_COLOR, ...)``: clears an integer colour attachment without a float bit pattern."""
     fn = _proc("glClearBufferiv", ctypes.c_uint, ctypes.c_int, ctypes.POINTER(ctypes.c_int))
     fn(GL_COLOR, drawbuffer, (ctypes.c_int * 4)(*values, *([0] * (4 - len(values)))))
+
+
+def flush() -> None:
+    """``glFlush``: start executing the GL commands issued so far without waiting for them (llvmpipe rasterises in
+    its own threads meanwhile)."""
+    _proc("glFlush")()

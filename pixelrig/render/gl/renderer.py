@@ -23,7 +23,7 @@ import pybullet as p
 from pixelrig.render.backends import RawFrame
 from pixelrig.render.gl import context as glc
 from pixelrig.render.gl.meshes import MeshData
-from pixelrig.render.gl.scene import Scene, build_scene, link_frames, read_visuals, signature_of
+from pixelrig.render.gl.scene import Scene, build_scene, compose_frames, link_poses, read_visuals, signature_of
 from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, VERTEX
 
 MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
@@ -94,6 +94,75 @@ class _ClientState:
         self.visible: np.ndarray = np.zeros(0, bool)
 
 
+class _Slot:
+    """The GL objects one submitted batch draws with: its instance and indirect buffers, its vertex arrays (which
+    bind the instance buffer) and its framebuffer. A batch that is still being rasterised keeps its slot, and the
+    next batch takes another, so that drawing it never waits for the previous one (llvmpipe waits before it
+    overwrites a buffer or a target that a queued draw still uses)."""
+
+    def __init__(self) -> None:
+        self.inst: Any = None
+        self.indirect: Any = None
+        self.vao: Any = None
+        self.vao_normals: Any = None
+        self.fbo: Any = None
+        self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
+        self.fbo_size = (0, 0)
+        self.busy = False
+
+    def release_vaos(self) -> None:
+        for vao in (self.vao, self.vao_normals):
+            if vao is not None:
+                vao.release()
+        self.vao = self.vao_normals = None
+
+    def release_framebuffers(self) -> None:
+        if self.fbo_normals is not None:
+            self.fbo_normals.color_attachments[3].release()
+            self.fbo_normals.release()
+            self.fbo_normals = None
+        if self.fbo is not None:
+            for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
+                att.release()
+            self.fbo.release()
+            self.fbo = None
+        self.fbo_size = (0, 0)
+
+
+class PendingBatch:
+    """A batch of cameras drawn and sent to the GL (``glFlush``) but not yet read back: :meth:`collect` waits for it
+    and returns the frames. Between :meth:`GlRenderer.submit` and :meth:`collect` the caller may do other work (step
+    physics, submit further batches) while llvmpipe rasterises in its own threads."""
+
+    def __init__(self, owner: GlRenderer, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
+                 size: tuple[int, int]) -> None:
+        self._owner = owner
+        self._slot: _Slot | None = slot
+        self.requests = list(requests)
+        self.tiles = tiles
+        self.size = size
+
+    def collect(self) -> list[RawFrame]:
+        """The frames, one per request in order (waits for the GL to finish this batch).
+
+        Raises:
+            RuntimeError: collected twice.
+        """
+        slot = self._slot
+        if slot is None:
+            raise RuntimeError("this gl batch was already collected")
+        try:
+            return self._owner.read(slot, self.requests, self.tiles, self.size)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Give the batch's GL objects back without reading them (idempotent)."""
+        if self._slot is not None:
+            self._slot.busy = False
+            self._slot = None
+
+
 class GlRenderer:
     """Process-wide renderer state: the GL objects, the geometry registry and every client's scene."""
 
@@ -114,13 +183,7 @@ class GlRenderer:
         self.vbo: Any = None
         self.ibo: Any = None
         self.ssbo: Any = None
-        self.inst: Any = None
-        self.indirect: Any = None
-        self.vao: Any = None
-        self.vao_normals: Any = None
-        self.fbo: Any = None
-        self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
-        self.fbo_size = (0, 0)
+        self.slots: list[_Slot] = []
         self.clients: dict[int, _ClientState] = {}
 
     # ---- GL objects --------------------------------------------------------------------------------------------
@@ -133,14 +196,12 @@ class GlRenderer:
         self.prog["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
         self.ctx = ctx
 
-    def _normals_program(self) -> tuple[Any, Any]:
-        """The program and vertex array that also write normals (made on first use)."""
+    def _normals_program(self) -> Any:
+        """The program that also writes normals (compiled on first use)."""
         if self.prog_normals is None:
             self.prog_normals = self.ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT_NORMALS)
             self.prog_normals["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
-        if self.vao_normals is None:
-            self.vao_normals = self._vertex_array(self.prog_normals)
-        return self.prog_normals, self.vao_normals
+        return self.prog_normals
 
     def _add_geometry(self, key: Any, mesh: MeshData) -> _Geometry:
         geo = self.geometry.get(key)
@@ -171,65 +232,81 @@ class GlRenderer:
         if not self.dirty:
             return
         ctx = self.ctx
-        for obj in (self.vao, self.vao_normals, self.vbo, self.ibo, self.ssbo):
+        for slot in self.slots:
+            slot.release_vaos()  # they bind the old vertex and index buffers
+        for obj in (self.vbo, self.ibo, self.ssbo):
             if obj is not None:
                 obj.release()
-        self.vao = self.vao_normals = None
         self.vbo = ctx.buffer(np.concatenate(self.vertices).astype(np.float32).tobytes())
         self.ibo = ctx.buffer(np.concatenate(self.indices).astype(np.uint32).tobytes())
         self.ssbo = ctx.buffer(np.concatenate(self.texels).astype(np.uint32).tobytes())
-        self._make_vao(max(64, self.inst.size // _INSTANCE_DTYPE.itemsize if self.inst is not None else 64))
         self.dirty = False
 
-    def _make_vao(self, capacity: int) -> None:
-        for vao in (self.vao, self.vao_normals):
-            if vao is not None:
-                vao.release()
-        self.vao_normals = None  # remade by _normals_program when needed
-        if self.inst is None or self.inst.size < capacity * _INSTANCE_DTYPE.itemsize:
-            if self.inst is not None:
-                self.inst.release()
-            self.inst = self.ctx.buffer(reserve=capacity * _INSTANCE_DTYPE.itemsize, dynamic=True)
-        self.vao = self._vertex_array(self.prog)
+    def _free_slot(self) -> _Slot:
+        """A slot no pending batch holds (a new one when every slot is busy)."""
+        for slot in self.slots:
+            if not slot.busy:
+                break
+        else:
+            slot = _Slot()
+            self.slots.append(slot)
+        slot.busy = True
+        return slot
 
-    def _vertex_array(self, prog: Any) -> Any:
+    @staticmethod
+    def _write(ctx: Any, buffer: Any, data: bytes, minimum: int) -> tuple[Any, bool]:
+        """``data`` written into ``buffer``, or into a new buffer (power-of-two size, at least ``minimum`` bytes)
+        when it does not fit; returns the buffer and whether it is new."""
+        new = buffer is None or buffer.size < len(data)
+        if new:
+            if buffer is not None:
+                buffer.release()
+            buffer = ctx.buffer(reserve=max(minimum, 1 << math.ceil(math.log2(max(1, len(data))))), dynamic=True)
+        if data:
+            buffer.write(data)
+        return buffer, new
+
+    def _vertex_array(self, slot: _Slot, normals: bool) -> Any:
+        """The slot's vertex array for the plain or the normals program (made on first use)."""
+        if normals:
+            if slot.vao_normals is None:
+                slot.vao_normals = self._make_vertex_array(self._normals_program(), slot.inst)
+            return slot.vao_normals
+        if slot.vao is None:
+            slot.vao = self._make_vertex_array(self.prog, slot.inst)
+        return slot.vao
+
+    def _make_vertex_array(self, prog: Any, inst: Any) -> Any:
         return self.ctx.vertex_array(
             prog,
             [(self.vbo, "3f 3f 2f", "in_pos", "in_nrm", "in_uv"),
-             (self.inst, "4f 4f 4f 4f 4i/i", "in_m0", "in_m1", "in_m2", "in_color", "in_meta")],
+             (inst, "4f 4f 4f 4f 4i/i", "in_m0", "in_m1", "in_m2", "in_color", "in_meta")],
             index_buffer=self.ibo,
             index_element_size=4,
         )
 
-    def _framebuffer(self, width: int, height: int, normals: bool = False) -> Any:
-        """The framebuffer to draw into, at least ``width`` x ``height``: three targets (colour, linear depth,
+    def _framebuffer(self, slot: _Slot, width: int, height: int, normals: bool = False) -> Any:
+        """The slot's framebuffer, at least ``width`` x ``height``: three targets (colour, linear depth,
         segmentation), or with ``normals`` the same three plus a normal target."""
-        if self.fbo is None or self.fbo_size[0] < width or self.fbo_size[1] < height:
-            w = max(width, self.fbo_size[0])
-            h = max(height, self.fbo_size[1])
-            if self.fbo_normals is not None:
-                self.fbo_normals.color_attachments[3].release()
-                self.fbo_normals.release()
-                self.fbo_normals = None
-            if self.fbo is not None:
-                for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
-                    att.release()
-                self.fbo.release()
+        if slot.fbo is None or slot.fbo_size[0] < width or slot.fbo_size[1] < height:
+            w = max(width, slot.fbo_size[0])
+            h = max(height, slot.fbo_size[1])
+            slot.release_framebuffers()
             ctx = self.ctx
-            self.fbo = ctx.framebuffer(
+            slot.fbo = ctx.framebuffer(
                 color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="f4"),
                                    ctx.renderbuffer((w, h), 1, dtype="i4")],
                 depth_attachment=ctx.depth_renderbuffer((w, h)),
             )
-            self.fbo_size = (w, h)
+            slot.fbo_size = (w, h)
         if not normals:
-            return self.fbo
-        if self.fbo_normals is None:
-            self.fbo_normals = self.ctx.framebuffer(
-                color_attachments=[*self.fbo.color_attachments, self.ctx.renderbuffer(self.fbo_size, 4, dtype="f4")],
-                depth_attachment=self.fbo.depth_attachment,
+            return slot.fbo
+        if slot.fbo_normals is None:
+            slot.fbo_normals = self.ctx.framebuffer(
+                color_attachments=[*slot.fbo.color_attachments, self.ctx.renderbuffer(slot.fbo_size, 4, dtype="f4")],
+                depth_attachment=slot.fbo.depth_attachment,
             )
-        return self.fbo_normals
+        return slot.fbo_normals
 
     # ---- scenes ------------------------------------------------------------------------------------------------
 
@@ -240,8 +317,8 @@ class GlRenderer:
             st = self.clients[client] = _ClientState()
         return st
 
-    def _sync(self, client: int) -> tuple[_ClientState, np.ndarray]:
-        """Refresh ``client``'s scene if it changed and return its instance array posed now."""
+    def _refresh(self, client: int) -> _ClientState:
+        """``client``'s state, its scene rebuilt (or recoloured) if pybullet's visual shapes changed."""
         if not p.isConnected(physicsClientId=client):
             raise RuntimeError(f"gl renderer: pybullet client {client} is not connected")
         st = self.state(client)
@@ -252,14 +329,32 @@ class GlRenderer:
         elif colors != st.scene.colors:
             st.scene.colors = colors
             self._set_colors(st, colors)
-        scene = st.scene
-        if scene is None:
+        if st.scene is None:
             raise RuntimeError(f"gl renderer: the scene of client {client} could not be built")
-        data = st.static.copy()
+        return st
+
+    @staticmethod
+    def _pose(clients: list[int], states: dict[int, _ClientState]) -> np.ndarray:
+        """Every client's instances (concatenated in ``clients`` order) with their model matrices posed now: the
+        poses are read client by client, the matrices composed for all of them at once."""
+        pos: list[Any] = []
+        orn: list[Any] = []
+        base_rows, base_inv, instance_frame, local = [], [], [], []
+        for client in clients:
+            scene = states[client].scene
+            assert scene is not None  # _refresh built it
+            offset = len(pos)
+            link_poses(client, scene, pos, orn)
+            base_rows.append(scene.base_rows + offset)
+            base_inv.append(scene.base_inv)
+            instance_frame.append(scene.instance_frame + offset)
+            local.append(scene.local)
+        data = np.concatenate([states[c].static for c in clients])
         if len(data):
-            world = link_frames(client, scene)[scene.instance_frame] @ scene.local
+            frames = compose_frames(pos, orn, np.concatenate(base_rows), np.concatenate(base_inv))
+            world = frames[np.concatenate(instance_frame)] @ np.concatenate(local)
             data["m"] = world[:, :3, :].reshape(-1, 12)
-        return st, data
+        return data
 
     def _rebuild(self, client: int, st: _ClientState, bodies: list[int], shapes: list[tuple]) -> None:
         scene = build_scene(client, bodies, shapes)
@@ -291,77 +386,56 @@ class GlRenderer:
         """Render every request in one pass; see :func:`render_batch`."""
         if not requests:
             return []
-        ctx = glc.get_context()
-        with ctx:  # current for every GL call below; the previous context is restored afterwards
-            return self._render(requests)
+        return self.submit(requests).collect()
 
-    def _render(self, requests: Sequence[GlRequest]) -> list[RawFrame]:
-        self._ensure_context()
+    def submit(self, requests: Sequence[GlRequest]) -> PendingBatch:
+        """Draw every request in one pass and send it to the GL without waiting; see :func:`submit_batch`."""
         for r in requests:
             if r.width < 1 or r.height < 1 or r.width > MAX_SIDE or r.height > MAX_SIDE:
                 raise ValueError(f"gl renderer: image size {r.width}x{r.height} must be within 1..{MAX_SIDE} a side")
-        # scenes (one sync per client)
-        posed: dict[int, np.ndarray] = {}
-        states: dict[int, _ClientState] = {}
-        for r in requests:
-            if r.client not in posed:
-                states[r.client], posed[r.client] = self._sync(r.client)
-        self._upload()
-        # instances of all clients in one buffer
-        base: dict[int, int] = {}
-        chunks = []
-        n = 0
-        for client, data in posed.items():
-            base[client] = n
-            chunks.append(data)
-            n += len(data)
-        instances = np.concatenate(chunks) if chunks else np.zeros(0, _INSTANCE_DTYPE)
-        if self.inst is None or self.inst.size < max(1, n) * _INSTANCE_DTYPE.itemsize:
-            self._make_vao(max(64, 1 << math.ceil(math.log2(max(1, n)))))
-        if n:
-            self.inst.write(instances.tobytes())
-        # layout: shelves of tiles
+        if not requests:
+            raise ValueError("gl renderer: submit needs at least one request")
         tiles, total_w, total_h = _pack([(r.width, r.height) for r in requests])
-        # indirect commands, front to back per camera
-        commands = []
-        spans = []
-        start = 0
-        for r in requests:
-            st = states[r.client]
-            data = posed[r.client]
-            idx = np.flatnonzero(st.visible)
-            if len(idx):
-                eye = _camera_position(r.view)
-                # front to back (early depth test), with large shapes (the ground) after the small ones
-                dist = np.linalg.norm(data["m"][idx][:, [3, 7, 11]] - eye, axis=1) + st.radius[idx]
-                idx = idx[np.argsort(dist, kind="stable")]
-            cmd = np.zeros((len(idx), 5), np.uint32)
-            cmd[:, 0] = st.draw[idx, 0]
-            cmd[:, 1] = 1
-            cmd[:, 2] = st.draw[idx, 1]
-            cmd[:, 3] = st.draw[idx, 2]
-            cmd[:, 4] = base[r.client] + idx
-            commands.append(cmd)
-            spans.append((start, len(idx)))
-            start += len(idx)
-        all_cmds = np.concatenate(commands) if commands else np.zeros((0, 5), np.uint32)
-        if self.indirect is None or self.indirect.size < max(20, all_cmds.nbytes):
-            if self.indirect is not None:
-                self.indirect.release()
-            self.indirect = self.ctx.buffer(reserve=max(20 * 256, 1 << math.ceil(math.log2(max(20, all_cmds.nbytes)))),
-                                            dynamic=True)
-        if all_cmds.nbytes:
-            self.indirect.write(all_cmds.tobytes())
-        return self._draw(requests, tiles, total_w, total_h, spans)
+        ctx = glc.get_context()
+        with ctx:  # current for every GL call below; the previous context is restored afterwards
+            self._ensure_context()
+            slot = self._free_slot()
+            try:
+                self._submit(slot, requests, tiles, total_w, total_h)
+            except BaseException:
+                slot.busy = False
+                raise
+        return PendingBatch(self, slot, requests, tiles, (total_w, total_h))
 
-    def _draw(self, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int, total_h: int,
-              spans: list[tuple[int, int]]) -> list[RawFrame]:
+    def _submit(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
+                total_h: int) -> None:
+        # scenes (one refresh per client), then every instance of every client posed in one buffer
+        clients = list(dict.fromkeys(r.client for r in requests))
+        states = {client: self._refresh(client) for client in clients}
+        self._upload()
+        instances = self._pose(clients, states)
+        base: dict[int, int] = {}
+        n = 0
+        for client in clients:
+            base[client] = n
+            n += len(states[client].static)
+        slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
+        if new:
+            slot.release_vaos()  # they bind the old instance buffer
+        # indirect commands: per camera, its client's visible instances inside its view, front to back
+        all_cmds, spans = _commands(requests, clients, states, instances, base)
+        slot.indirect, _ = self._write(self.ctx, slot.indirect, all_cmds.tobytes(), 20 * 256)
+        self._draw(slot, requests, tiles, total_w, total_h, spans)
+
+    def _draw(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
+              total_h: int, spans: list[tuple[int, int]]) -> None:
         import moderngl
 
         normals = any(r.normals for r in requests)
         ctx = self.ctx
-        fbo = self._framebuffer(total_w, total_h, normals)
-        prog, vao = self._normals_program() if normals else (self.prog, self.vao)
+        fbo = self._framebuffer(slot, total_w, total_h, normals)
+        prog = self._normals_program() if normals else self.prog
+        vao = self._vertex_array(slot, normals)
         fbo.use()
         fbo.scissor = None
         fbo.viewport = (0, 0, total_w, total_h)
@@ -384,20 +458,30 @@ class GlRenderer:
             prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
             prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
             prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
-            vao.render_indirect(self.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
-        area = (0, 0, total_w, total_h)
-        rgba = np.frombuffer(fbo.read(area, components=4, attachment=0, dtype="f1"), np.uint8)
-        lin = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="f4"), np.float32)
-        seg = None
-        if any(r.segmentation for r in requests):
-            seg = np.frombuffer(fbo.read(area, components=1, attachment=2, dtype="i4"), np.int32)
+            vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
+        glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
+
+    def read(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
+             size: tuple[int, int]) -> list[RawFrame]:
+        """Read back a submitted batch's framebuffer (waits for its draws) and cut it into one frame per request."""
+        total_w, total_h = size
+        normals = any(r.normals for r in requests)
+        ctx = glc.get_context()
+        with ctx:
+            fbo = slot.fbo_normals if normals else slot.fbo
+            area = (0, 0, total_w, total_h)
+            rgba = np.frombuffer(fbo.read(area, components=4, attachment=0, dtype="f1"), np.uint8)
+            lin = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="f4"), np.float32)
+            seg = None
+            if any(r.segmentation for r in requests):
+                seg = np.frombuffer(fbo.read(area, components=1, attachment=2, dtype="i4"), np.int32)
+            nrm = None
+            if normals:
+                nrm = np.frombuffer(fbo.read(area, components=3, attachment=3, dtype="f4"), np.float32)
         rgba = rgba.reshape(total_h, total_w, 4)
         lin = lin.reshape(total_h, total_w)
         seg_all = seg.reshape(total_h, total_w) if seg is not None else None
-        nrm_all = None
-        if normals:
-            nrm = np.frombuffer(fbo.read(area, components=3, attachment=3, dtype="f4"), np.float32)
-            nrm_all = nrm.reshape(total_h, total_w, 3)
+        nrm_all = nrm.reshape(total_h, total_w, 3) if nrm is not None else None
         frames: list[RawFrame] = []
         for r, (x, y) in zip(requests, tiles, strict=True):
             rows = slice(y, y + r.height)
@@ -421,10 +505,75 @@ class GlRenderer:
         self.state(client).force_rebuild = True
 
 
-def _camera_position(view: Sequence[float]) -> np.ndarray:
-    """World position of the camera of a column-major view matrix."""
-    m = np.asarray(view, dtype=np.float64).reshape(4, 4).T
-    return -m[:3, :3].T @ m[:3, 3]
+def _commands(requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState],
+              instances: np.ndarray, base: dict[int, int]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Indirect draw commands (count, 1, first index, base vertex, instance) of every camera, one block per camera
+    in request order: its client's visible instances whose bounding sphere meets the camera's view volume, front to
+    back (early depth test), large shapes (the ground) after small ones. Culling is conservative: a culled instance
+    would have drawn no pixel, so the image is the same as without it. Vectorised over every (camera, instance)
+    pair: this runs for every camera of every env at every step.
+
+    Args:
+        requests: the cameras.
+        clients: their clients, in the order of ``instances``.
+        states: the clients' states.
+        instances: every client's posed instances, concatenated in ``clients`` order.
+        base: each client's first row in ``instances``.
+
+    Returns:
+        The commands and, per request, (first command, number of commands).
+    """
+    centre = instances["m"][:, [3, 7, 11]].astype(np.float64)
+    radius = np.concatenate([states[c].radius for c in clients])
+    visible = np.concatenate([states[c].visible for c in clients])
+    draw = np.concatenate([states[c].draw for c in clients])
+    first = np.array([base[r.client] for r in requests], np.int64)
+    length = np.array([len(states[r.client].static) for r in requests], np.int64)
+    # every (request, instance of its client) pair
+    req = np.repeat(np.arange(len(requests)), length)
+    inst = np.arange(len(req)) - np.repeat(np.cumsum(length) - length, length) + np.repeat(first, length)
+    keep = visible[inst]
+    req, inst = req[keep], inst[keep]
+    planes = _view_planes(requests)[req]  # (pairs, 6, 4)
+    c = centre[inst]
+    signed = np.einsum("pk,pjk->pj", c, planes[:, :, :3]) + planes[:, :, 3]
+    inside = np.all(signed >= -(radius[inst, None] * (1 + 1e-6) + 1e-6), axis=1)
+    req, inst, c = req[inside], inst[inside], c[inside]
+    dist = np.linalg.norm(c - _camera_positions(requests)[req], axis=1) + radius[inst]
+    order = np.lexsort((dist, req))  # by camera, then front to back; stable
+    req, inst = req[order], inst[order]
+    cmd = np.zeros((len(inst), 5), np.uint32)
+    cmd[:, 0] = draw[inst, 0]
+    cmd[:, 1] = 1
+    cmd[:, 2] = draw[inst, 1]
+    cmd[:, 3] = draw[inst, 2]
+    cmd[:, 4] = inst
+    counts = np.bincount(req, minlength=len(requests))
+    starts = np.cumsum(counts) - counts
+    return cmd, [(int(s), int(n)) for s, n in zip(starts, counts, strict=True)]
+
+
+def _matrices(requests: Sequence[GlRequest], name: str) -> np.ndarray:
+    """(R, 4, 4) float64 row-major view or projection matrices of the requests (given column-major)."""
+    return np.asarray([getattr(r, name) for r in requests], dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)
+
+
+def _view_planes(requests: Sequence[GlRequest]) -> np.ndarray:
+    """(R, 6, 4) planes (unit normal pointing inwards, offset) of each camera's view volume as the vertex shader
+    draws it (half-pixel shift included): left, right, bottom, top, near, far."""
+    m = _matrices(requests, "projection") @ _matrices(requests, "view")
+    size = np.array([(r.width, r.height) for r in requests], dtype=np.float64)
+    m[:, 0] += m[:, 3] / size[:, :1]  # clip.xy += u_shift * clip.w
+    m[:, 1] += m[:, 3] / size[:, 1:]
+    planes = np.stack([m[:, 3] + m[:, 0], m[:, 3] - m[:, 0], m[:, 3] + m[:, 1], m[:, 3] - m[:, 1],
+                       m[:, 3] + m[:, 2], m[:, 3] - m[:, 2]], axis=1)
+    return planes / np.linalg.norm(planes[:, :, :3], axis=2, keepdims=True)
+
+
+def _camera_positions(requests: Sequence[GlRequest]) -> np.ndarray:
+    """(R, 3) world positions of the cameras."""
+    m = _matrices(requests, "view")
+    return -np.einsum("rji,rj->ri", m[:, :3, :3], m[:, :3, 3])
 
 
 def near_far(projection: Sequence[float]) -> tuple[float, float]:
@@ -501,3 +650,17 @@ def render_batch(requests: Sequence[GlRequest]) -> list[RawFrame]:
         ValueError: an image is larger than 16384 pixels a side, or the batch does not fit one framebuffer.
     """
     return renderer().render(requests)
+
+
+def submit_batch(requests: Sequence[GlRequest]) -> PendingBatch:
+    """Like :func:`render_batch`, without waiting: draws every request in one pass, sends it to the GL and returns
+    at once; :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or submit more
+    batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its threads beside
+    the caller. The scene poses are those at submission.
+
+    Raises:
+        ValueError: no requests, an image larger than 16384 pixels a side, or a batch that does not fit one
+            framebuffer.
+        RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
+    """
+    return renderer().submit(requests)

@@ -74,6 +74,8 @@ class Scene:
     links: dict[int, list[int]] = field(default_factory=dict)  # body -> non-base links that carry visuals
     base_inertial_inv: dict[int, np.ndarray] = field(default_factory=dict)
     frame_index: dict[tuple[int, int], int] = field(default_factory=dict)  # (body, link) -> row in frames
+    base_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rows of the bases, body order
+    base_inv: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))  # their inertial inverses
     instance_frame: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     local: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
 
@@ -228,18 +230,18 @@ def build_scene(client: int, bodies: list[int], shapes: list[tuple]) -> Scene:
             scene.frame_index[(body, link)] = row
             row += 1
     scene.instance_frame = np.array([scene.frame_index[(i.body, i.link)] for i in scene.instances], np.int64)
+    scene.base_rows = np.array([scene.frame_index[(body, -1)] for body in bodies], np.int64)
+    scene.base_inv = np.array([scene.base_inertial_inv[body] for body in bodies]).reshape(-1, 4, 4)
     scene.local = np.array([i.local for i in scene.instances]).reshape(-1, 4, 4)
     return scene
 
 
-def link_frames(client: int, scene: Scene) -> np.ndarray:
-    """(F, 4, 4) world transforms of every URDF link frame the scene needs, rows as in ``scene.frame_index``."""
-    pos: list[Any] = []
-    orn: list[Any] = []
-    base_rows = []
+def link_poses(client: int, scene: Scene, pos: list[Any], orn: list[Any]) -> None:
+    """Append to ``pos`` and ``orn`` the world pose of every frame the scene needs, rows as in
+    ``scene.frame_index``: each base's centre of mass (:func:`compose_frames` turns it into the URDF frame), then
+    its links' URDF link frames."""
     for body in scene.bodies:
         com_pos, com_orn = p.getBasePositionAndOrientation(body, physicsClientId=client)
-        base_rows.append(len(pos))
         pos.append(com_pos)
         orn.append(com_orn)
         links = scene.links[body]
@@ -247,8 +249,20 @@ def link_frames(client: int, scene: Scene) -> np.ndarray:
             for state in p.getLinkStates(body, links, computeForwardKinematics=1, physicsClientId=client):
                 pos.append(state[4])
                 orn.append(state[5])
+
+
+def compose_frames(pos: list[Any], orn: list[Any], base_rows: np.ndarray, base_inv: np.ndarray) -> np.ndarray:
+    """(F, 4, 4) world transforms from :func:`link_poses`' poses (of one scene or of several, rows concatenated):
+    the rows ``base_rows`` are centre-of-mass poses, turned into URDF frames by their ``base_inv``."""
     frames = pose_matrices(np.asarray(pos, dtype=np.float64).reshape(-1, 3),
                            np.asarray(orn, dtype=np.float64).reshape(-1, 4))
-    for body, row in zip(scene.bodies, base_rows, strict=True):
-        frames[row] = frames[row] @ scene.base_inertial_inv[body]
+    frames[base_rows] = frames[base_rows] @ base_inv
     return frames
+
+
+def link_frames(client: int, scene: Scene) -> np.ndarray:
+    """(F, 4, 4) world transforms of every URDF link frame the scene needs, rows as in ``scene.frame_index``."""
+    pos: list[Any] = []
+    orn: list[Any] = []
+    link_poses(client, scene, pos, orn)
+    return compose_frames(pos, orn, scene.base_rows, scene.base_inv)
