@@ -7,6 +7,7 @@ each worker renders on its own GPU where several are visible (see :mod:`pixelrig
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -105,7 +106,8 @@ class EnvFactory:
         pixels_only: drop the "state" key.
         pixels: wrap in PixelObs at all.
         renderer: the backend, already resolved ('tiny', 'egl' or 'gl').
-        worker: the worker's index (its GPU is ``worker % n_visible`` with EGL and several GPUs).
+        worker: the index of the process the env runs in (its GPU is ``worker % n_visible`` with EGL or gl and
+            several GPUs).
         gpu: an explicit CUDA device for every worker instead.
     """
 
@@ -120,18 +122,37 @@ class EnvFactory:
 
     def __call__(self) -> gym.Env:
         import pixelrig  # noqa: F401 (registers the ids in a spawned worker)
-        from pixelrig.render.egl_devices import list_egl_devices, select_gpu
+        from pixelrig.render.egl_devices import select_gpu
         from pixelrig.wrappers.pixel_obs import PixelObs
 
-        if self.renderer == "egl":
+        if self.renderer in ("egl", "gl"):  # both read EGL_VISIBLE_DEVICES when their EGL display opens
             if self.gpu is not None:
                 select_gpu(self.gpu)
-            elif any(d.cuda is not None for d in list_egl_devices()):
+            elif _cuda_egl_devices():
                 select_gpu(rank=self.worker)
         env = gym.make(self.env_id, renderer=self.renderer, **dict(self.env_kwargs))
         if self.pixels:
             env = PixelObs(env, cams=self.cams, pixels_only=self.pixels_only)
         return env
+
+
+@functools.cache
+def _cuda_egl_devices() -> bool:
+    """Whether any EGL device of this machine is a CUDA GPU (listed in a subprocess once per process)."""
+    from pixelrig.render.egl_devices import list_egl_devices
+
+    return any(d.cuda is not None for d in list_egl_devices())
+
+
+def _processes(vectorization_mode: str, num_envs: int, num_workers: int) -> list[int]:
+    """The index of the process each env runs in: its own ("async"), this one ("sync"), its worker ("batched")."""
+    if vectorization_mode == "async":
+        return list(range(num_envs))
+    if vectorization_mode == "sync":
+        return [0] * num_envs
+    from pixelrig.batched import worker_slices
+
+    return [w for w, indices in enumerate(worker_slices(num_envs, num_workers)) for _ in indices]
 
 
 def make_vec(
@@ -163,7 +184,8 @@ def make_vec(
             :class:`pixelrig.batched.BatchedVectorEnv`).
         pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
         num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).
-        gpu: with EGL, every worker renders on this CUDA device; None spreads workers over the visible GPUs.
+        gpu: with egl or gl, every worker renders on this CUDA device; None spreads worker processes over the
+            visible GPUs (gl: one EGL context per process, on the device its first gl env asks for).
         env_kwargs: ``gym.make`` kwargs of every env.
         context: multiprocessing start method for "async" and "batched" workers ("spawn" by default: safe with
             pybullet and EGL).
@@ -195,8 +217,8 @@ def make_vec(
             "allows one client per process; use vectorization_mode='async' (one process per env) or renderer='tiny'"
         )
     cameras = as_cameras(cams) if cams is not None else None
-    factories = [EnvFactory(env_id, dict(env_kwargs or {}), cameras, pixels_only, pixels, kind, i, gpu)
-                 for i in range(num_envs)]
+    factories = [EnvFactory(env_id, dict(env_kwargs or {}), cameras, pixels_only, pixels, kind, process, gpu)
+                 for process in _processes(vectorization_mode, num_envs, num_workers)]
     if vectorization_mode == "sync":
         return gym.vector.SyncVectorEnv(factories)
     if vectorization_mode == "batched":

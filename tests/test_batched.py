@@ -213,6 +213,16 @@ def test_steps_drawn_in_parts_are_deterministic_and_match_one_pass() -> None:
             venv.close()
 
 
+def test_each_env_knows_the_process_it_runs_in() -> None:
+    """make_vec tells each env factory its process, which picks its GPU (``worker % n`` with egl or gl): one per env
+    with "async", this one with "sync", the worker holding it with "batched"."""
+    from pixelrig.vector import _processes
+
+    assert _processes("async", 4, 1) == [0, 1, 2, 3]
+    assert _processes("sync", 3, 1) == [0, 0, 0]
+    assert _processes("batched", 5, 2) == [0, 0, 0, 1, 1]
+
+
 def _shm_entries() -> set[str]:
     return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
 

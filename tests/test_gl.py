@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import textwrap
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -397,3 +400,47 @@ def test_submitted_batches_are_read_as_they_were_drawn() -> None:
             submit_batch([])
     finally:
         _close(envs, backends)
+
+
+@needs_gl
+def test_gl_context_is_made_on_the_egl_device_asked_for(tmp_path: Path) -> None:
+    """``EGL_VISIBLE_DEVICES`` (what ``gpu=`` sets from a CUDA device) picks the gl context's EGL device, as it picks
+    pybullet's EGL plugin's: the machine's first device draws; a device that does not exist is a RendererUnavailable
+    naming it and the fix, in the probe and in the process (in subprocesses: the variable is process-wide)."""
+    import subprocess
+    import sys
+
+    from pixelrig.render.egl_devices import list_egl_devices
+
+    code = textwrap.dedent("""
+        import gymnasium as gym
+        import pixelrig
+        from pixelrig.render.backends import RendererUnavailable
+        from pixelrig.render.gl import context, gl_info
+        print("device", context.device_index())
+        try:
+            print("ctx", gl_info()["renderer"])
+        except RendererUnavailable as exc:
+            print("ctx-refused", exc)
+        try:
+            gym.make("pixelrig/CartPole-v0", renderer="gl").close()
+            print("env made")
+        except RendererUnavailable as exc:
+            print("env-refused", exc)
+    """)
+    devices = list_egl_devices()
+    assert devices, "EGL lists no device here, yet gl works"
+    results = {}
+    for index in (0, len(devices) + 3):
+        env = {**os.environ, "EGL_VISIBLE_DEVICES": str(index), "PIXELRIG_CACHE_DIR": str(tmp_path / str(index))}
+        env.pop("_PIXELRIG_PROBES", None)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        results[index] = out.stdout
+    good, bad = results[0], results[len(devices) + 3]
+    assert "device 0" in good and "ctx " in good and "env made" in good, good
+    missing = len(devices) + 3
+    assert f"ctx-refused renderer 'gl' is unavailable: moderngl could not create a headless EGL context with OpenGL " \
+           f"4.3 on EGL device {missing} (EGL_VISIBLE_DEVICES={missing})" in bad, bad
+    assert "Use renderer='tiny'" in bad and "env-refused renderer 'gl' is unavailable" in bad, bad
+    assert f"EGL_VISIBLE_DEVICES={missing}" in bad.split("env-refused", 1)[1], bad

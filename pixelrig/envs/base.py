@@ -86,9 +86,10 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
             "simplified" (visual meshes decimated to ``visual_budget`` triangles each) or "collision" (collision
             geometry drawn). Physics is the same for all three (see :mod:`pixelrig.envs.lod`).
         visual_budget: triangles per visual mesh for "simplified".
-        gpu: with the EGL backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``); pixelrig
-            finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads. None: as
-            ``PIXELRIG_GPU`` / ``EGL_VISIBLE_DEVICES`` say, or the plugin's default.
+        gpu: with the egl or gl backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``);
+            pixelrig finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads or the
+            gl context is made (gl: one context per process, on the device of the first gl env). None: as
+            ``PIXELRIG_GPU`` / ``EGL_VISIBLE_DEVICES`` say, or EGL's default.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 30}

@@ -47,13 +47,24 @@ def get_context() -> Any:
         import moderngl
     except ImportError as exc:
         raise unavailable(f"the moderngl package is not installed ({exc}); pip install moderngl") from None
+    device = device_index()
+    where = "" if device is None else f" on EGL device {device} (EGL_VISIBLE_DEVICES={device})"
     try:
-        ctx = moderngl.create_context(standalone=True, backend="egl", require=430)
+        ctx = moderngl.create_context(standalone=True, backend="egl", require=430,
+                                      **({} if device is None else {"device_index": device}))
     except Exception as exc:  # moderngl/glcontext raise plain Exceptions on EGL failures
-        raise unavailable(f"moderngl could not create a headless EGL context with OpenGL 4.3 ({exc})") from None
+        raise unavailable(f"moderngl could not create a headless EGL context with OpenGL 4.3{where} ({exc})") \
+            from None
     _ctx, _ctx_pid = ctx, os.getpid()
     _gl.clear()
     return ctx
+
+
+def device_index() -> int | None:
+    """The EGL device the context is made on: ``EGL_VISIBLE_DEVICES`` (an index into ``eglQueryDevicesEXT``'s list,
+    as pybullet's EGL plugin reads it, and as ``gpu=`` sets it from a CUDA device), else None (EGL's default)."""
+    value = os.environ.get("EGL_VISIBLE_DEVICES", "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def release_context() -> None:
