@@ -359,7 +359,9 @@ def test_view_culling_changes_no_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
         culled = render_batch(requests)
         everything = np.zeros((6, 4))
         everything[:, 3] = 1.0  # planes every point is inside of
-        monkeypatch.setattr(glr, "_view_planes", lambda reqs: np.broadcast_to(everything, (len(reqs), 6, 4)))
+        frusta = glr._frusta
+        monkeypatch.setattr(glr, "_frusta", lambda reqs: (np.broadcast_to(everything, (len(reqs), 6, 4)),
+                                                          frusta(reqs)[1]))
         full = render_batch(requests)
         assert drawn[0] < drawn[1], f"nothing was culled ({drawn})"
         for request, a, b in zip(requests, culled, full, strict=True):

@@ -163,6 +163,43 @@ class PendingBatch:
             self._slot = None
 
 
+class _Layout:
+    """What a batch's instance and command buffers look like for given requests over given scenes, everything that
+    only changes when they do: the clients' instances concatenated (static data, frames to pose them with) and every
+    (camera, visible instance of its client) pair.
+
+    Holds the scenes and arrays it was made from, so that their ``id``s (the cache key) stay theirs.
+    """
+
+    def __init__(self, requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState]) -> None:
+        self.keep = [(states[c].scene, states[c].static, states[c].visible) for c in clients]
+        scenes = [states[c].scene for c in clients]
+        base, frames, n = {}, 0, 0
+        base_rows, instance_frame = [], []
+        for client, scene in zip(clients, scenes, strict=True):
+            assert scene is not None
+            base[client] = n
+            n += len(states[client].static)
+            base_rows.append(scene.base_rows + frames)
+            instance_frame.append(scene.instance_frame + frames)
+            frames += len(scene.frame_index)
+        self.static = np.concatenate([states[c].static for c in clients])
+        self.base_rows = np.concatenate(base_rows)
+        self.base_inv = np.concatenate([s.base_inv for s in scenes])  # type: ignore[union-attr]
+        self.instance_frame = np.concatenate(instance_frame)
+        self.local = np.concatenate([s.local for s in scenes])  # type: ignore[union-attr]
+        radius = np.concatenate([states[c].radius for c in clients])
+        visible = np.concatenate([states[c].visible for c in clients])
+        self.draw = np.concatenate([states[c].draw for c in clients]).astype(np.uint32)
+        first = np.array([base[r.client] for r in requests], np.int64)
+        length = np.array([len(states[r.client].static) for r in requests], np.int64)
+        req = np.repeat(np.arange(len(requests)), length)
+        inst = np.arange(len(req)) - np.repeat(np.cumsum(length) - length, length) + np.repeat(first, length)
+        keep = visible[inst]
+        self.req, self.inst = req[keep], inst[keep]
+        self.radius = radius[self.inst]
+
+
 class GlRenderer:
     """Process-wide renderer state: the GL objects, the geometry registry and every client's scene."""
 
@@ -185,6 +222,7 @@ class GlRenderer:
         self.ssbo: Any = None
         self.slots: list[_Slot] = []
         self.clients: dict[int, _ClientState] = {}
+        self._layouts: dict[tuple, _Layout] = {}
 
     # ---- GL objects --------------------------------------------------------------------------------------------
 
@@ -333,26 +371,33 @@ class GlRenderer:
             raise RuntimeError(f"gl renderer: the scene of client {client} could not be built")
         return st
 
+    def _layout(self, requests: Sequence[GlRequest], clients: list[int],
+                states: dict[int, _ClientState]) -> _Layout:
+        """The :class:`_Layout` of these requests over these clients' current scenes (remembered: the same envs ask
+        for the same cameras at every step)."""
+        key = (tuple(r.client for r in requests),
+               tuple((c, id(states[c].scene), id(states[c].static), id(states[c].visible)) for c in clients))
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= 16:
+                self._layouts.clear()
+            layout = self._layouts[key] = _Layout(requests, clients, states)
+        return layout
+
     @staticmethod
-    def _pose(clients: list[int], states: dict[int, _ClientState]) -> np.ndarray:
+    def _pose(layout: _Layout, clients: list[int], states: dict[int, _ClientState]) -> np.ndarray:
         """Every client's instances (concatenated in ``clients`` order) with their model matrices posed now: the
         poses are read client by client, the matrices composed for all of them at once."""
         pos: list[Any] = []
         orn: list[Any] = []
-        base_rows, base_inv, instance_frame, local = [], [], [], []
         for client in clients:
             scene = states[client].scene
             assert scene is not None  # _refresh built it
-            offset = len(pos)
             link_poses(client, scene, pos, orn)
-            base_rows.append(scene.base_rows + offset)
-            base_inv.append(scene.base_inv)
-            instance_frame.append(scene.instance_frame + offset)
-            local.append(scene.local)
-        data = np.concatenate([states[c].static for c in clients])
+        data = layout.static.copy()
         if len(data):
-            frames = compose_frames(pos, orn, np.concatenate(base_rows), np.concatenate(base_inv))
-            world = frames[np.concatenate(instance_frame)] @ np.concatenate(local)
+            frames = compose_frames(pos, orn, layout.base_rows, layout.base_inv)
+            world = frames[layout.instance_frame] @ layout.local
             data["m"] = world[:, :3, :].reshape(-1, 12)
         return data
 
@@ -413,17 +458,13 @@ class GlRenderer:
         clients = list(dict.fromkeys(r.client for r in requests))
         states = {client: self._refresh(client) for client in clients}
         self._upload()
-        instances = self._pose(clients, states)
-        base: dict[int, int] = {}
-        n = 0
-        for client in clients:
-            base[client] = n
-            n += len(states[client].static)
+        layout = self._layout(requests, clients, states)
+        instances = self._pose(layout, clients, states)
         slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
         if new:
             slot.release_vaos()  # they bind the old instance buffer
         # indirect commands: per camera, its client's visible instances inside its view, front to back
-        all_cmds, spans = _commands(requests, clients, states, instances, base)
+        all_cmds, spans = _commands(requests, layout, instances)
         slot.indirect, _ = self._write(self.ctx, slot.indirect, all_cmds.tobytes(), 20 * 256)
         self._draw(slot, requests, tiles, total_w, total_h, spans)
 
@@ -505,8 +546,8 @@ class GlRenderer:
         self.state(client).force_rebuild = True
 
 
-def _commands(requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState],
-              instances: np.ndarray, base: dict[int, int]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+def _commands(requests: Sequence[GlRequest], layout: _Layout, instances: np.ndarray
+              ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Indirect draw commands (count, 1, first index, base vertex, instance) of every camera, one block per camera
     in request order: its client's visible instances whose bounding sphere meets the camera's view volume, front to
     back (early depth test), large shapes (the ground) after small ones. Culling is conservative: a culled instance
@@ -515,42 +556,48 @@ def _commands(requests: Sequence[GlRequest], clients: list[int], states: dict[in
 
     Args:
         requests: the cameras.
-        clients: their clients, in the order of ``instances``.
-        states: the clients' states.
-        instances: every client's posed instances, concatenated in ``clients`` order.
-        base: each client's first row in ``instances``.
+        layout: their pairs of (camera, visible instance of its client).
+        instances: every client's posed instances, in the layout's order.
 
     Returns:
         The commands and, per request, (first command, number of commands).
     """
-    centre = instances["m"][:, [3, 7, 11]].astype(np.float64)
-    radius = np.concatenate([states[c].radius for c in clients])
-    visible = np.concatenate([states[c].visible for c in clients])
-    draw = np.concatenate([states[c].draw for c in clients])
-    first = np.array([base[r.client] for r in requests], np.int64)
-    length = np.array([len(states[r.client].static) for r in requests], np.int64)
-    # every (request, instance of its client) pair
-    req = np.repeat(np.arange(len(requests)), length)
-    inst = np.arange(len(req)) - np.repeat(np.cumsum(length) - length, length) + np.repeat(first, length)
-    keep = visible[inst]
-    req, inst = req[keep], inst[keep]
-    planes = _view_planes(requests)[req]  # (pairs, 6, 4)
-    c = centre[inst]
-    signed = np.einsum("pk,pjk->pj", c, planes[:, :, :3]) + planes[:, :, 3]
-    inside = np.all(signed >= -(radius[inst, None] * (1 + 1e-6) + 1e-6), axis=1)
-    req, inst, c = req[inside], inst[inside], c[inside]
-    dist = np.linalg.norm(c - _camera_positions(requests)[req], axis=1) + radius[inst]
+    req, inst, radius = layout.req, layout.inst, layout.radius
+    all_planes, eyes = _frusta(requests)
+    planes = all_planes[req]  # (pairs, 6, 4)
+    c = instances["m"][inst][:, [3, 7, 11]].astype(np.float64)
+    signed = (planes[:, :, :3] @ c[:, :, None])[:, :, 0] + planes[:, :, 3]
+    inside = np.all(signed >= -(radius[:, None] * (1 + 1e-6) + 1e-6), axis=1)
+    req, inst, c, radius = req[inside], inst[inside], c[inside], radius[inside]
+    dist = np.sqrt(((c - eyes[req]) ** 2).sum(axis=1)) + radius
     order = np.lexsort((dist, req))  # by camera, then front to back; stable
     req, inst = req[order], inst[order]
-    cmd = np.zeros((len(inst), 5), np.uint32)
-    cmd[:, 0] = draw[inst, 0]
+    cmd = np.empty((len(inst), 5), np.uint32)
+    cmd[:, [0, 2, 3]] = layout.draw[inst]
     cmd[:, 1] = 1
-    cmd[:, 2] = draw[inst, 1]
-    cmd[:, 3] = draw[inst, 2]
     cmd[:, 4] = inst
     counts = np.bincount(req, minlength=len(requests))
     starts = np.cumsum(counts) - counts
     return cmd, [(int(s), int(n)) for s, n in zip(starts, counts, strict=True)]
+
+
+_FRUSTA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_FRUSTA_MAX = 4096
+
+
+def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
+    """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_planes`), remembered
+    per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
+    keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
+    missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
+    if missing:
+        if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:
+            _FRUSTA.clear()
+        new = [requests[i] for i in missing]
+        for i, planes, eye in zip(missing, _view_planes(new), _camera_positions(new), strict=True):
+            _FRUSTA[keys[i]] = (planes, eye)
+    found = [_FRUSTA[key] for key in keys]
+    return np.array([f[0] for f in found]), np.array([f[1] for f in found])
 
 
 def _matrices(requests: Sequence[GlRequest], name: str) -> np.ndarray:
