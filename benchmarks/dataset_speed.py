@@ -1,11 +1,22 @@
-"""Dataset recording and replay, measured in one run: the cost of ``DatasetRecorder`` against plain stepping (same
-episodes, same rig, same backend), ``pixelrig.datasets.replay`` against live stepping with the same rig, and the
-datasets' sizes per frame.
+"""Dataset recording and replay, measured in one run: ``pixelrig.datasets.replay`` against stepping the same episodes
+live with the same rig (plain, and recording the same dataset), the cost of ``DatasetRecorder`` against plain
+stepping, and the datasets' sizes per frame.
 
 PandaPush-v0 with its default rig (front, side, wrist at 84×84: rgb, depth, label), the scripted pusher, the same
-seeds for every variant; the variants run interleaved, ``--repeats`` times, and the median is reported.
+seeds for every variant. Replay re-renders the recorded dataset with that same rig (so a live run of the same actions
+is the alternative it replaces), with ``workers=1`` (all in this process) and ``workers=2`` (a worker process
+restores and renders while this one writes; "default_workers" says what ``workers=None`` picks for this dataset);
+"rerender_no_dataset" is replay's restore-and-render alone, writing nothing, against "plain" (stepping and rendering
+live, writing nothing); "record_<format>" steps live and records the dataset replay writes. Every variant is timed
+end to end, from nothing to a closed env or a finished dataset (env construction, ffmpeg and worker start-up
+included; this process has imported everything and made a GL context before, a worker process has not); the
+variants run interleaved, ``--repeats`` times, and each one's best run is reported (on a shared machine the slower
+runs measure other people's work). CPU seconds (this process and its children: ffmpeg, replay workers) are reported
+beside wall seconds: they are what a variant costs when the machine is busy. Last, the per-frame costs behind
+replay's speed, over the recorded frames: pybullet's full restore of a stored state, replay's restore of its poses,
+and the ``env.step`` (physics, no rendering) it replaces.
 
-    .venv/bin/python benchmarks/dataset_speed.py [--renderers tiny,gl] [--episodes 5] [--steps 40] [--repeats 3]
+    .venv/bin/python benchmarks/dataset_speed.py [--renderers tiny,gl] [--episodes 8] [--steps 50] [--repeats 3]
                                                  [--json out/dataset_speed.json]
 """
 
@@ -15,10 +26,10 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +37,12 @@ import gymnasium as gym
 
 import pixelrig  # noqa: F401  (registers the ids)
 from pixelrig import PixelObs
-from pixelrig.datasets import DatasetRecorder, open_dataset, replay
+from pixelrig.datasets import DatasetRecorder, replay
+from pixelrig.datasets.replay import _worker_count, usable_cpus
 from pixelrig.envs.panda import PushExpert
 
 ENV_ID = "pixelrig/PandaPush-v0"
+FORMATS = ("lerobot", "robomimic")
 
 
 def run(env: gym.Env, episodes: int) -> int:
@@ -45,23 +58,17 @@ def run(env: gym.Env, episodes: int) -> int:
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (ffmpeg): contention-proof, unlike wall time on a
-    shared machine."""
+    """CPU time of this process and its finished children (ffmpeg, replay workers): contention-proof, unlike wall
+    time on a shared machine."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
 
-def timed_steps(make: Any, episodes: int) -> tuple[float, float, int]:
-    """Wall and CPU seconds per step of ``run`` on a fresh env from ``make()``, ``close()`` included (it
-    finishes the dataset); construction and a warm-up reset are not timed."""
-    env = make()
-    env.reset(seed=0)  # warm-up: first reset builds the world and caches
+def timed(work: Callable[[], int]) -> tuple[float, float, int]:
+    """Wall and CPU seconds of ``work()`` (which returns the frames it made), and those frames."""
     wall, cpu = time.perf_counter(), cpu_seconds()
-    try:
-        steps = run(env, episodes)
-    finally:
-        env.close()
-    return (time.perf_counter() - wall) / steps, (cpu_seconds() - cpu) / steps, steps
+    frames = work()
+    return time.perf_counter() - wall, cpu_seconds() - cpu, frames
 
 
 def folder_bytes(path: Path) -> dict[str, int]:
@@ -91,50 +98,137 @@ def hdf5_bytes(path: Path) -> dict[str, int]:
     return out
 
 
+def restore_costs(renderer: str, source: Path, steps: int) -> dict[str, float]:
+    """Milliseconds per frame, over the recorded frames of ``source``: pybullet's full restore of a stored state,
+    replay's restore of its poses (:class:`~pixelrig.datasets.poses.PoseRestorer`), and the step it stands in for
+    (``env.step`` under the rig, which renders nothing: physics and the task's own Python)."""
+    from pixelrig import Snapshot, restore
+    from pixelrig.datasets import open_dataset
+    from pixelrig.datasets.poses import PoseRestorer
+    from pixelrig.envs.state import restore_bullet
+
+    reader = open_dataset(source)
+    snaps = [Snapshot.from_bytes(f.snapshot) for e in range(reader.num_episodes) for f in reader.frames(e)]
+    reader.close()
+    env = gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps)
+    env.reset(seed=0)
+    restore(env, snaps[0], rebuild=True)
+    client = env.unwrapped.client
+    poses = PoseRestorer(client)
+    poses.check(snaps[0].env_state["physics"])
+    physics = [s.env_state["physics"] for s in snaps]
+    start = time.perf_counter()
+    for data in physics:
+        restore_bullet(client, data)
+    full = (time.perf_counter() - start) / len(physics)
+    start = time.perf_counter()
+    for data in physics:
+        poses.restore(data)
+    fast = (time.perf_counter() - start) / len(physics)
+    env.close()
+    env = gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps)
+    stepped, spent = 0, 0.0
+    for seed in range(len(physics)):
+        obs, _ = env.reset(seed=seed)
+        policy, done = PushExpert(), False
+        while not done and stepped < len(physics):
+            action = policy(obs)
+            begin = time.perf_counter()
+            obs, _, terminated, truncated, _ = env.step(action)
+            spent += time.perf_counter() - begin
+            done, stepped = terminated or truncated, stepped + 1
+        if stepped >= len(physics):
+            break
+    env.close()
+    return {"pybullet_full_restore": round(full * 1e3, 3), "replay_pose_restore": round(fast * 1e3, 3),
+            "env_step_without_rendering": round(spent / stepped * 1e3, 3), "pose_restore_in_use": bool(poses.fast)}
+
+
 def bench(renderer: str, episodes: int, steps: int, repeats: int, scratch: Path) -> dict[str, Any]:
-    def plain() -> gym.Env:
+    def make() -> gym.Env:
         return PixelObs(gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps))
 
-    def recorder(fmt: str, path: Path) -> Any:
-        return lambda: DatasetRecorder(plain(), path, format=fmt, overwrite=True)
+    def live(env_fn: Callable[[], gym.Env]) -> Callable[[], int]:
+        def work() -> int:
+            env = env_fn()
+            try:
+                return run(env, episodes)
+            finally:
+                env.close()  # a recorder finishes its dataset here
+        return work
 
-    lr, rm = scratch / "push", scratch / "push.hdf5"
-    cams = plain().unwrapped.default_cameras()
-    names = ("plain", "record_lerobot", "record_robomimic", "replay_lerobot", "replay_robomimic")
-    times: dict[str, list[float]] = {k: [] for k in names}
-    cpu: dict[str, list[float]] = {k: [] for k in names}
+    sources = {"lerobot": scratch / "push", "robomimic": scratch / "push.hdf5"}
+    probe = make()
+    cams = probe.unwrapped.default_cameras()
+    probe.close()
+
+    def replaying(fmt: str, workers: int) -> Callable[[], int]:
+        def work() -> int:
+            result = replay(sources[fmt], scratch / f"replayed-{fmt}{sources[fmt].suffix}", cams, overwrite=True,
+                            progress=False, workers=workers)
+            if result.workers != workers:
+                raise RuntimeError(f"replay used {result.workers} processes, {workers} were asked for")
+            return result.frames
+        return work
+
+    def rerendering() -> int:
+        """replay's restore and render (in this process) without writing a dataset: what plain stepping does,
+        the physics step replaced by a restore (each episode's final state rendered too, as stepping does)."""
+        from pixelrig.datasets import open_dataset
+        from pixelrig.datasets.rerender import EpisodeEnd, Renderer, episode_items
+
+        reader = open_dataset(sources["robomimic"])
+        drawer = Renderer(lambda: PixelObs(gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps), cams=cams,
+                                           pixels_only=True), tuple(cams))
+        try:
+            return sum(not isinstance(item, EpisodeEnd) for e in range(reader.num_episodes)
+                       for item in episode_items(reader, drawer, e, True, reader.info.state_shape))
+        finally:
+            drawer.close()
+            reader.close()
+
+    variants: dict[str, Callable[[], int]] = {"plain": live(make)}
+    for fmt in FORMATS:
+        variants[f"record_{fmt}"] = live(lambda fmt=fmt: DatasetRecorder(make(), sources[fmt], format=fmt,
+                                                                          overwrite=True))
+    variants["rerender_no_dataset"] = rerendering
+    for fmt in FORMATS:
+        variants[f"replay_{fmt}_workers1"] = replaying(fmt, 1)
+        variants[f"replay_{fmt}_workers2"] = replaying(fmt, 2)
+    wall: dict[str, list[float]] = {k: [] for k in variants}
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
     frames = 0
     for _ in range(repeats):
-        for name, make in (("plain", plain), ("record_lerobot", recorder("lerobot", lr)),
-                           ("record_robomimic", recorder("robomimic", rm))):
-            wall_s, cpu_s, frames = timed_steps(make, episodes)
-            times[name].append(wall_s)
-            cpu[name].append(cpu_s)
-        for fmt, src in (("lerobot", lr), ("robomimic", rm)):
-            before = cpu_seconds()
-            result = replay(src, scratch / f"replayed-{fmt}{src.suffix}", cams, renderer=renderer, overwrite=True,
-                            progress=False)
-            times[f"replay_{fmt}"].append(result.seconds / result.frames)
-            cpu[f"replay_{fmt}"].append((cpu_seconds() - before) / result.frames)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
-    reader = open_dataset(lr)
-    n_frames = sum(reader.episode_length(e) for e in range(reader.num_episodes))
-    sizes_lr, sizes_rm = folder_bytes(lr), hdf5_bytes(rm)
+        for name, work in variants.items():
+            wall_s, cpu_s, n = timed(work)
+            frames = n if name == "plain" else frames
+            if n != frames:
+                raise RuntimeError(f"{name} made {n} frames, plain stepping {frames}")
+            wall[name].append(wall_s / n)
+            cpu[name].append(cpu_s / n)
+    best = {k: min(v) for k, v in wall.items()}  # the best run: slower ones measure the machine's other work
+    best_cpu = {k: min(v) for k, v in cpu.items()}
+    sizes_lr, sizes_rm = folder_bytes(sources["lerobot"]), hdf5_bytes(sources["robomimic"])
+    replays = [f"replay_{fmt}_{w}" for fmt in FORMATS for w in ("workers1", "workers2")]
     return {
         "renderer": renderer, "episodes": episodes, "frames": frames, "repeats": repeats,
-        "wall_ms_per_step": {k: round(v * 1e3, 2) for k, v in med.items()},
-        "cpu_ms_per_step": {k: round(v * 1e3, 2) for k, v in med_cpu.items()},
-        "record_overhead_wall": {f: round(med[f"record_{f}"] / med["plain"] - 1.0, 2)
-                                 for f in ("lerobot", "robomimic")},
-        "record_overhead_cpu": {f: round(med_cpu[f"record_{f}"] / med_cpu["plain"] - 1.0, 2)
-                                for f in ("lerobot", "robomimic")},
-        "replay_speed_vs_live_recording_wall": {f: round(med[f"record_{f}"] / med[f"replay_{f}"], 2)
-                                                for f in ("lerobot", "robomimic")},
-        "replay_speed_vs_plain_stepping_wall": {f: round(med["plain"] / med[f"replay_{f}"], 2)
-                                                for f in ("lerobot", "robomimic")},
-        "lerobot_kb_per_frame": {k: round(v / n_frames / 1024, 1) for k, v in sorted(sizes_lr.items())},
-        "robomimic_kb_per_frame": {k: round(v / n_frames / 1024, 1) for k, v in sizes_rm.items()},
+        "usable_cpus": usable_cpus(), "default_workers": _worker_count(None, None, episodes, frames),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "frames_per_s_wall": {k: round(1.0 / v, 1) for k, v in best.items()},
+        "cpu_ms_per_frame": {k: round(v * 1e3, 2) for k, v in best_cpu.items()},
+        "rerender_speed_vs_plain_stepping_wall": round(best["plain"] / best["rerender_no_dataset"], 2),
+        "rerender_cpu_vs_plain_stepping": round(best_cpu["plain"] / best_cpu["rerender_no_dataset"], 2),
+        "replay_speed_vs_plain_stepping_wall": {k.removeprefix("replay_"): round(best["plain"] / best[k], 2)
+                                                for k in replays},
+        "replay_speed_vs_live_recording_wall": {k.removeprefix("replay_"): round(best[f"record_{k.split('_')[1]}"]
+                                                                                 / best[k], 2) for k in replays},
+        "replay_cpu_vs_live_recording": {k.removeprefix("replay_"): round(best_cpu[f"record_{k.split('_')[1]}"]
+                                                                          / best_cpu[k], 2) for k in replays},
+        "record_overhead_wall": {f: round(best[f"record_{f}"] / best["plain"] - 1.0, 2) for f in FORMATS},
+        "record_overhead_cpu": {f: round(best_cpu[f"record_{f}"] / best_cpu["plain"] - 1.0, 2) for f in FORMATS},
+        "restore_ms_per_frame": restore_costs(renderer, sources["robomimic"], steps),
+        "lerobot_kb_per_frame": {k: round(v / frames / 1024, 1) for k, v in sorted(sizes_lr.items())},
+        "robomimic_kb_per_frame": {k: round(v / frames / 1024, 1) for k, v in sizes_rm.items()},
         "lerobot_total_mb": round(sum(sizes_lr.values()) / 2**20, 2),
         "robomimic_total_mb": round(sizes_rm["file"] / 2**20, 2),
     }
@@ -143,8 +237,8 @@ def bench(renderer: str, episodes: int, steps: int, repeats: int, scratch: Path)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--renderers", default="tiny,gl", help="backends, comma-separated (default: tiny,gl)")
-    parser.add_argument("--episodes", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=40, help="TimeLimit per episode (default: 40)")
+    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=50, help="TimeLimit per episode (default: 50)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)

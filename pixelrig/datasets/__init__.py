@@ -17,6 +17,7 @@ from pixelrig.datasets.common import (
 from pixelrig.datasets.formats import open_dataset
 from pixelrig.datasets.recorder import DatasetRecorder
 from pixelrig.datasets.replay import ReplayResult, replay
+from pixelrig.datasets.workers import ReplayWorkerError
 
 __all__ = [
     "DEPTH_CONVENTION",
@@ -26,6 +27,7 @@ __all__ = [
     "DatasetRecorder",
     "DatasetWriteError",
     "ReplayResult",
+    "ReplayWorkerError",
     "depth_to_mm",
     "mm_to_depth",
     "open_dataset",

@@ -372,6 +372,9 @@ class DatasetReader(Protocol):
     def final_snapshot(self, episode: int) -> bytes:
         """The state after the episode's last action."""
 
+    def final_state(self, episode: int) -> np.ndarray | None:
+        """The env's own observation after the last action, when the format stores it (else None)."""
+
     def close(self) -> None:
         """Release open files."""
 
@@ -413,11 +416,11 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def prepare_target(path: Path, fmt: str, overwrite: bool, resume: bool) -> bool:
-    """Decide what to do with an existing path before writing a dataset there.
+def check_target(path: Path, fmt: str, overwrite: bool, resume: bool) -> str | None:
+    """What writing a dataset at ``path`` would do to what is there, without touching anything.
 
     Returns:
-        True to resume the dataset at ``path`` (it exists), False to start a new one (nothing is there now).
+        None: nothing is there (or an empty folder); "resume": add to the dataset there; "overwrite": replace it.
 
     Raises:
         ValueError: overwrite and resume together.
@@ -429,12 +432,12 @@ def prepare_target(path: Path, fmt: str, overwrite: bool, resume: bool) -> bool:
                          "resume adds episodes to it; pass one")
     exists = path.exists() and not (path.is_dir() and not any(path.iterdir()))
     if not exists:
-        return False
+        return None
     is_dataset = detect_quietly(path) == fmt
     if resume:
         if not is_dataset:
             raise FileExistsError(f"resume=True but {str(path)!r} is not a {fmt} dataset: pick its path, or a new one")
-        return True
+        return "resume"
     if not overwrite:
         what = f"a {fmt} dataset" if is_dataset else "something"
         raise DatasetExistsError(f"{what} already exists at {str(path)!r}: pass overwrite=True to replace it, "
@@ -442,6 +445,21 @@ def prepare_target(path: Path, fmt: str, overwrite: bool, resume: bool) -> bool:
     if not is_dataset:
         raise FileExistsError(f"overwrite=True but {str(path)!r} is not a {fmt} dataset, so it is not deleted: "
                               "remove it yourself or pick another path")
+    return "overwrite"
+
+
+def prepare_target(path: Path, fmt: str, overwrite: bool, resume: bool) -> bool:
+    """Decide what to do with an existing path before writing a dataset there (see :func:`check_target`), and
+    remove the old dataset when overwriting.
+
+    Returns:
+        True to resume the dataset at ``path`` (it exists), False to start a new one (nothing is there now).
+    """
+    action = check_target(path, fmt, overwrite, resume)
+    if action is None:
+        return False
+    if action == "resume":
+        return True
     with writing("(removing the old dataset)", path, 0):
         if path.is_dir():
             shutil.rmtree(path)
@@ -512,16 +530,28 @@ def make_recorded_env(info: DatasetInfo, renderer: str | None) -> gym.Env:
     Raises:
         ValueError: the dataset has no env id, or kwargs that cannot be rebuilt (the message names the fix).
     """
+    import pixelrig  # noqa: F401  (registers the pixelrig ids)
+
+    env_id, kwargs = recorded_env_args(info, renderer)
+    return gym.make(env_id, **kwargs)
+
+
+def recorded_env_args(info: DatasetInfo, renderer: str | None) -> tuple[str, dict[str, Any]]:
+    """The ``gym.make`` id and kwargs of :func:`make_recorded_env` (checks that the env can be rebuilt without
+    making it).
+
+    Raises:
+        ValueError: as :func:`make_recorded_env`.
+    """
     if info.env_id is None:
         raise ValueError("the dataset's env was not made by gym.make (no env id recorded): pass make_env= (a "
                          "function returning the same env, without PixelObs) to replay")
-    import pixelrig  # noqa: F401  (registers the pixelrig ids)
-
     kwargs = rebuild_kwargs(info.env_kwargs)
     kwargs.pop("render_mode", None)  # replay draws its own images: never a window
     kwargs["renderer"] = renderer or info.renderer
-    extra = {"max_episode_steps": info.max_episode_steps} if info.max_episode_steps is not None else {}
-    return gym.make(info.env_id, **kwargs, **extra)
+    if info.max_episode_steps is not None:
+        kwargs["max_episode_steps"] = info.max_episode_steps
+    return info.env_id, kwargs
 
 
 # ---- streaming statistics (LeRobot's meta/stats.json) -------------------------------------------------------

@@ -37,13 +37,23 @@ def open_writer(path: str | os.PathLike[str], fmt: str, info: DatasetInfo, overw
     if fmt == "robomimic" and path.suffix.lower() not in (".hdf5", ".h5"):
         raise ValueError(f"a robomimic dataset is one HDF5 file: name it *.hdf5 (got {str(path)!r})")
     resuming = prepare_target(path, fmt, overwrite, resume)
+    return writer_class(fmt)(path, info, resume=resuming)
+
+
+def writer_class(fmt: str) -> type:
+    """The writer class of format ``fmt`` (its ``needs_next_obs`` says whether next observations are stored).
+
+    Raises:
+        ValueError: an unknown format.
+    """
+    check_format(fmt)
     if fmt == "lerobot":
         from pixelrig.datasets.lerobot import LeRobotWriter
 
-        return LeRobotWriter(path, info, resume=resuming)
+        return LeRobotWriter
     from pixelrig.datasets.robomimic import RobomimicWriter
 
-    return RobomimicWriter(path, info, resume=resuming)
+    return RobomimicWriter
 
 
 def open_dataset(path: str | os.PathLike[str]) -> DatasetReader:

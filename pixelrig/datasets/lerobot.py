@@ -585,8 +585,9 @@ class LeRobotReader:
     def final_snapshot(self, episode: int) -> bytes:
         """The state after the episode's last action."""
         self._check(episode)
-        *_, last = self._snapshots(episode)
-        return last
+        file = _pa().parquet.ParquetFile(self.path / _place(SNAPSHOTS_PATH, episode))
+        group = file.read_row_group(file.num_row_groups - 1, columns=["snapshot"])  # the last row is the final state
+        return group.column(0)[-1].as_py()
 
     def final_state(self, episode: int) -> np.ndarray | None:
         """The env's own observation after the last action: not stored in LeRobot datasets (None)."""

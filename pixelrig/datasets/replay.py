@@ -1,34 +1,47 @@
 """``replay``: re-render a recorded dataset with another camera rig from its stored snapshots (restore each frame's
-state and render it: no physics is stepped), into a new dataset of either format."""
+state and render it: no physics is stepped), into a new dataset of either format, in this process or in several
+worker processes."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import os
+import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-
-import gymnasium as gym
-import numpy as np
 
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.cameras.rigfile import load_rig
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.common import (
     DatasetInfo,
+    DatasetReader,
+    DatasetWriteError,
     Frame,
     MakeEnv,
     Observation,
-    depth_to_mm,
+    StoredFrame,
+    check_format,
+    check_target,
     detect_format,
     make_recorded_env,
+    recorded_env_args,
 )
-from pixelrig.datasets.formats import open_dataset, open_writer
-from pixelrig.envs.state import restore_bullet
-from pixelrig.snapshot import Snapshot, restore
+from pixelrig.datasets.formats import open_dataset, open_writer, writer_class
+from pixelrig.datasets.rerender import EpisodeEnd, Item, Renderer, episode_items
+from pixelrig.datasets.robomimic import RobomimicReader
+from pixelrig.datasets.workers import Workers, loadable_elsewhere
 from pixelrig.wrappers.pixel_obs import PixelObs
+
+MIN_FRAMES_PER_WORKER = 400
+"""workers=None starts no more rendering workers than one per this many frames. A worker takes half a second to two
+seconds to start (a Python interpreter, pixelrig's imports, the env, and for gl a GL context whose shaders llvmpipe
+compiles), while overlapping rendering with writing saves at most the smaller of the two per frame (with gl,
+rendering: a few milliseconds per PandaPush frame): a short dataset does not win the start back."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,58 +53,99 @@ class ReplayResult:
         episodes: episodes written.
         frames: frames written.
         seconds: wall time of the replay.
+        workers: processes used (1: this one alone; ``n``: this one writing, ``n - 1`` workers rendering).
     """
 
     path: Path
     episodes: int
     frames: int
     seconds: float
-
-
-class _Renderer:
-    """Restores snapshots into the env under a PixelObs and renders the rig.
-
-    The first frame of each episode is a full :func:`~pixelrig.restore` with the world rebuilt (it checks that the
-    snapshot belongs to this env, and applies the episode's randomised colours, task state and camera jitter). Later
-    frames of the episode only load the physics (``restore_bullet``: every pose, exactly) into that world: an image
-    depends on nothing else, and the world, its rig binding and the renderer's uploaded scene stay as they are
-    (a full ``import_state`` would mark the scene changed and make the gl renderer upload it again every frame).
-    """
-
-    def __init__(self, pixel: PixelObs, fars: dict[str, float], rgb: tuple[str, ...], depth: tuple[str, ...]) -> None:
-        self.pixel, self.inner = pixel, pixel.env
-        self.fars, self.rgb, self.depth = fars, rgb, depth
-        self.identity: dict[str, Any] | None = None
-
-    def restore(self, data: bytes, first: bool, where: str) -> None:
-        snap = Snapshot.from_bytes(data)
-        if first or snap.identity != self.identity:
-            try:
-                restore(self.inner, snap, rebuild=True)
-            except ValueError as exc:
-                raise ValueError(f"{where}: {exc}. replay rebuilds the env from the dataset's env id and kwargs; "
-                                 "if yours was made differently, pass make_env= (a function returning it, without "
-                                 "PixelObs)") from exc
-            self.identity = snap.identity
-        else:
-            restore_bullet(self.inner.unwrapped.client, snap.env_state["physics"])
-
-    def restore_fully(self, data: bytes) -> None:
-        """Everything a snapshot holds, Python task state included (for ``observe()``), into the world as it is."""
-        self.inner.unwrapped.import_state(Snapshot.from_bytes(data).env_state, rebuild=False)
-
-    def observe(self, data: bytes, first: bool, state: np.ndarray | None, where: str) -> Observation:
-        self.restore(data, first, where)
-        images = self.pixel.render_rig()
-        return Observation(rgb={c: images[f"{c}/rgb"] for c in self.rgb},
-                           depth={c: depth_to_mm(images[f"{c}/depth"], self.fars[c]) for c in self.depth},
-                           state=state)
+    workers: int = 1
 
 
 def _cameras(cams: Iterable[CameraLike] | str | os.PathLike[str]) -> tuple[Camera, ...]:
     if isinstance(cams, str | os.PathLike):
         return load_rig(cams)
     return as_cameras(cams)
+
+
+def usable_cpus() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _worker_count(workers: int | None, make_env: MakeEnv | None, episodes: int, frames: int) -> int:
+    """How many processes replay uses (this one included): ``workers`` checked, or chosen (None)."""
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers={workers!r} must be a whole number >= 1 (1: everything in this process) or "
+                             "None (one process per CPU core, fewer for short datasets)")
+        if workers > 1 and make_env is not None:
+            why = loadable_elsewhere(make_env)
+            if why is not None:
+                raise ValueError(f"workers={workers} runs make_env in worker processes, but {why}: define it at "
+                                 "the top level of an importable module (or use functools.partial), or pass "
+                                 "workers=1")
+        if workers > 1 and os.name != "posix":  # pragma: no cover - workers pass a socket to their children
+            raise ValueError(f"workers={workers} needs a POSIX system (Linux, macOS): pass workers=1")
+        return max(1, min(workers, 1 + episodes))
+    if os.name != "posix" or (make_env is not None and loadable_elsewhere(make_env) is not None):
+        return 1
+    return max(1, min(usable_cpus(), 1 + episodes, 1 + frames // MIN_FRAMES_PER_WORKER))
+
+
+class _Local:
+    """Renders in this process."""
+
+    def __init__(self, reader: DatasetReader, make_pixel: Any, cameras: tuple[Camera, ...],
+                 needs_next_obs: bool) -> None:
+        self.reader, self.needs_next_obs = reader, needs_next_obs
+        self.drawer = Renderer(make_pixel, cameras)
+        self.backend = self.drawer.backend
+
+    def episode(self, e: int) -> Iterator[Item]:
+        return episode_items(self.reader, self.drawer, e, self.needs_next_obs, self.reader.info.state_shape)
+
+    def close(self, success: bool) -> None:
+        self.drawer.close()
+
+
+def _staging(dst: Path) -> Path:
+    """Where the new dataset is written until it is complete (beside ``dst``, hidden)."""
+    return dst.with_name(f".{dst.stem}.replaying-{os.getpid()}{dst.suffix}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _commit(staged: Path, dst: Path, fmt: str, overwrite: bool) -> None:
+    """Move the finished dataset to ``dst`` (replacing the old one there when ``overwrite``)."""
+    action = check_target(dst, fmt, overwrite, resume=False)  # again: something may have appeared meanwhile
+    old = None
+    if action == "overwrite":
+        old = dst.with_name(f".{dst.name}.replaced-{os.getpid()}")
+        _remove(old)
+        os.replace(dst, old)
+    elif dst.is_dir():  # an empty folder
+        dst.rmdir()
+    os.replace(staged, dst)
+    if old is not None:
+        _remove(old)
+
+
+def _frame_bytes(cameras: tuple[Camera, ...]) -> int:
+    """About what one re-rendered frame takes in memory: its images and its stored snapshot."""
+    images = sum(c.width * c.height * (3 * ("rgb" in c.modalities) + 2 * ("depth" in c.modalities))
+                 for c in cameras)
+    return images + (128 << 10)
 
 
 def replay(
@@ -103,12 +157,15 @@ def replay(
     make_env: MakeEnv | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    workers: int | None = None,
 ) -> ReplayResult:
     """Re-render the dataset ``src`` with the rig ``cams`` into a new dataset ``dst``.
 
     Every frame's stored snapshot is restored and the new rig rendered, so the images equal those of a live run
-    of the same actions with that rig, bit for bit (same renderer, same machine). Actions, rewards, flags, states
-    and snapshots are copied; ``dst``'s metadata names the new cameras and ``replayed_from``.
+    of the same actions with that rig, bit for bit (same renderer, same machine), whatever ``workers`` is. Actions,
+    rewards, flags, states and snapshots are copied; ``dst``'s metadata names the new cameras and ``replayed_from``.
+    The new dataset is written beside ``dst`` under a hidden name and moved to ``dst`` when it is complete: if the
+    replay fails or is interrupted, nothing is left at ``dst`` (an old dataset there stays as it was).
 
     Args:
         src: a dataset written by :class:`~pixelrig.datasets.DatasetRecorder` (either format).
@@ -118,81 +175,125 @@ def replay(
         format: "lerobot" or "robomimic"; default the format of ``src``.
         renderer: the backend to draw with ("tiny", "egl", "gl", "auto"); default the recorded one.
         make_env: a function returning the env to restore into (the stack the recorder had under PixelObs), for
-            envs that ``gym.make(env_id, **env_kwargs)`` cannot rebuild (builders, functions as kwargs).
-        overwrite: replace a dataset of this format already at ``dst``.
+            envs that ``gym.make(env_id, **env_kwargs)`` cannot rebuild (builders, functions as kwargs). With
+            ``workers`` > 1 it runs in the worker processes: it must pickle (a module-level function, or a
+            ``functools.partial`` of one).
+        overwrite: replace a dataset of this format already at ``dst`` (when the new one is complete).
         progress: show a progress bar (tqdm) on stderr.
+        workers: processes to use, this one included. 1: everything here. ``n`` > 1: ``n - 1`` worker processes
+            restore and render (worker ``k`` takes episodes ``k``, ``k + n - 1``, ...) while this one writes the
+            episodes in order, so that rendering and writing overlap. None (default): one per CPU core this
+            process may use, with at most one worker per episode and per :data:`MIN_FRAMES_PER_WORKER` frames,
+            and 1 when ``make_env`` cannot be sent to another process.
 
     Returns:
         What was written.
 
     Raises:
         FileNotFoundError: no dataset at ``src``.
-        ValueError: no camera returns rgb or depth, the env cannot be rebuilt (the message names the fix), or a
-            snapshot does not belong to the env.
+        ValueError: no camera returns rgb or depth, the env cannot be rebuilt (the message names the fix), a
+            snapshot does not belong to the env or is corrupted, or a bad ``workers``.
         DatasetExistsError: something is at ``dst`` and ``overwrite`` is False.
+        DatasetWriteError: ``dst`` cannot be written (nothing is left there).
+        ReplayWorkerError: a worker process died (an error a worker raises is raised here as it is).
     """
-    from tqdm import tqdm
-
     start = time.perf_counter()
+    dst = Path(dst)
+    cameras = _cameras(cams)
+    rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
+    depth = tuple(c.name for c in cameras if "depth" in c.modalities)
+    if not rgb and not depth:
+        raise ValueError(f"no camera of {[c.name for c in cameras]} returns 'rgb' or 'depth', the modalities a "
+                         "dataset stores: add one to a camera's modalities")
     reader = open_dataset(src)
-    pixel: PixelObs | None = None
     try:
-        fmt = format or detect_format(src)
-        cameras = _cameras(cams)
-        rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
-        depth = tuple(c.name for c in cameras if "depth" in c.modalities)
-        if not rgb and not depth:
-            raise ValueError(f"no camera of {[c.name for c in cameras]} returns 'rgb' or 'depth', the modalities a "
-                             "dataset stores: add one to a camera's modalities")
-        inner: gym.Env = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
-        pixel = PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None)
-        import pixelrig
-
-        info: DatasetInfo = dataclasses.replace(
-            reader.info, cameras=tuple(c.to_dict() for c in cameras), rgb=rgb, depth=depth,
-            renderer=pixel.render_backend.name, pixelrig_version=pixelrig.__version__,
-            replayed_from=str(Path(src).resolve()),
-        )
-        drawer = _Renderer(pixel, {c.name: c.far for c in cameras}, rgb, depth)
-        writer = open_writer(dst, fmt, info, overwrite=overwrite)
-        frames = 0
-        total = sum(reader.episode_length(e) for e in range(reader.num_episodes))
-        try:
-            with tqdm(total=total, unit="frame", desc=f"replay {Path(src).name}", disable=not progress) as bar:
-                for e in range(reader.num_episodes):
-                    held: tuple[Any, Observation] | None = None
-                    for t, stored in enumerate(reader.frames(e)):
-                        obs = drawer.observe(stored.snapshot, t == 0, stored.state, f"episode {e} frame {t}")
-                        if held is not None:
-                            writer.add_frame(_frame(*held, next_obs=obs))
-                        held = (stored, obs)
-                        frames += 1
-                        bar.update()
-                    if held is None:
-                        continue
-                    final = reader.final_snapshot(e)
-                    if writer.needs_next_obs:
-                        state = reader.final_state(e)
-                        if state is None and info.state_shape is not None:
-                            drawer.restore_fully(final)
-                            state = np.asarray(pixel.unwrapped.observe(), dtype=np.float32).reshape(
-                                info.state_shape)
-                        last = drawer.observe(final, False, state, f"episode {e} final state")
-                    else:
-                        last = held[1]
-                    writer.add_frame(_frame(*held, next_obs=last))
-                    writer.end_episode(final, reader.episode_end(e))
-        except BaseException:
-            writer.abort_episode()
-            raise
-        finally:
-            writer.close()
-        return ReplayResult(Path(dst), reader.num_episodes, frames, time.perf_counter() - start)
+        fmt = check_format(format or detect_format(src))
+        check_target(dst, fmt, overwrite, resume=False)
+        if make_env is None:
+            recorded_env_args(reader.info, renderer)  # can the env be rebuilt? (raises naming make_env=)
+        lengths = [reader.episode_length(e) for e in range(reader.num_episodes)]
+        count = _worker_count(workers, make_env, len(lengths), sum(lengths))
+        needs_next_obs = bool(writer_class(fmt).needs_next_obs)
+        return _replay(reader, Path(src), dst, fmt, cameras, renderer, make_env, overwrite, progress, count,
+                       lengths, needs_next_obs, start)
     finally:
         reader.close()
-        if pixel is not None:
-            pixel.close()
 
 
-def _frame(stored: Any, obs: Observation, next_obs: Observation) -> Frame:
+def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tuple[Camera, ...],
+            renderer: str | None, make_env: MakeEnv | None, overwrite: bool, progress: bool, count: int,
+            lengths: list[int], needs_next_obs: bool, start: float) -> ReplayResult:
+    from tqdm import tqdm
+
+    import pixelrig
+
+    def make_pixel() -> PixelObs:
+        inner = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
+        return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None)
+
+    if count > 1:
+        source: Any = Workers(count - 1, src, len(lengths), [c.to_dict() for c in cameras], renderer, make_env,
+                              needs_next_obs, _frame_bytes(cameras))
+    else:
+        source = _Local(reader, make_pixel, cameras, needs_next_obs)
+    staged = _staging(dst)
+    success = False
+    try:
+        info: DatasetInfo = dataclasses.replace(
+            reader.info, cameras=tuple(c.to_dict() for c in cameras),
+            rgb=tuple(c.name for c in cameras if "rgb" in c.modalities),
+            depth=tuple(c.name for c in cameras if "depth" in c.modalities),
+            renderer=source.backend, pixelrig_version=pixelrig.__version__, replayed_from=str(src.resolve()),
+        )
+        _remove(staged)
+        snapshots_from = src if fmt == "robomimic" and isinstance(reader, RobomimicReader) else None
+        frames = 0
+        try:
+            writer = open_writer(staged, fmt, info)
+            try:
+                with tqdm(total=sum(lengths), unit="frame", desc=f"replay {src.name}", disable=not progress) as bar:
+                    for e in range(len(lengths)):
+                        if snapshots_from is not None:  # robomimic to robomimic: copy the compressed snapshots
+                            writer.take_snapshots_from(snapshots_from, f"demo_{e}")
+                        held: tuple[StoredFrame, Observation] | None = None
+                        for item in source.episode(e):
+                            if isinstance(item, EpisodeEnd):
+                                if held is not None and item.final is not None:
+                                    last = item.last if item.last is not None else held[1]
+                                    writer.add_frame(_frame(*held, next_obs=last))
+                                    writer.end_episode(item.final, item.end)
+                                break
+                            if held is not None:
+                                writer.add_frame(_frame(*held, next_obs=item[1]))
+                            held = item
+                            frames += 1
+                            bar.update()
+            except BaseException:
+                writer.abort_episode()
+                raise
+            finally:
+                writer.close()
+            _commit(staged, dst, fmt, overwrite)
+        except DatasetWriteError as exc:
+            code = exc.errno or errno.EIO
+            raise DatasetWriteError(code, f"replay could not write {str(dst)!r} ({os.strerror(code)}), so nothing "
+                                          f"was left there: {_advice(code)}") from exc
+        finally:
+            _remove(staged)
+        success = True
+        return ReplayResult(dst, len(lengths), frames, time.perf_counter() - start, count)
+    finally:
+        source.close(success)
+
+
+def _advice(code: int) -> str:
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return "free space (the new dataset is written in full beside dst before it replaces anything) or replay to "\
+               "another disk"
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "choose a writable dst"
+    return "check the path and the disk, then run replay again"
+
+
+def _frame(stored: StoredFrame, obs: Observation, next_obs: Observation) -> Frame:
     return Frame(obs, stored.action, stored.reward, stored.terminated, stored.truncated, stored.snapshot, next_obs)

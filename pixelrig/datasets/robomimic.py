@@ -121,6 +121,8 @@ class _Episode:
         self.states: Any = None
         self.length = 0
         self.pending: list[Frame] = []
+        self.snapshots_from: tuple[Path, str] | None = writer._snapshots_from
+        writer._snapshots_from = None
 
     def write_states(self, snapshots: list[bytes]) -> None:
         width = max(len(s) for s in snapshots)
@@ -157,6 +159,7 @@ class RobomimicWriter:
         h5py = _h5py()
         self.path, self.info = Path(path), info
         self._episode: _Episode | None = None
+        self._snapshots_from: tuple[Path, str] | None = None
         check_writable_folder(self.path.parent)
         staging_file(self.path).unlink(missing_ok=True)  # what a killed recorder left
         if resume:
@@ -177,6 +180,19 @@ class RobomimicWriter:
                     data.attrs["total"] = 0
                     data.attrs["env_args"] = json.dumps(env_args(info))
                 os.replace(tmp, self.path)
+
+    def take_snapshots_from(self, source: Path, demo: str) -> None:
+        """Copy the next episode's snapshots (``states`` and ``final_state``) from ``demo`` of the robomimic file
+        ``source`` when it ends, compressed as they are there, instead of compressing its frames' snapshots again:
+        replay's episodes carry the recorded snapshots. ``end_episode`` checks that they are the frames' (same
+        count and sizes). Call it before the episode's first frame.
+
+        Raises:
+            RuntimeError: an episode is in progress.
+        """
+        if self._episode is not None:
+            raise RuntimeError("take_snapshots_from() must come before the episode's first frame")
+        self._snapshots_from = (Path(source), demo)
 
     def add_frame(self, frame: Frame) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
@@ -208,7 +224,8 @@ class RobomimicWriter:
             ds = ep.sets[name]
             ds.resize(start + n, axis=0)
             ds[start:] = values
-        ep.write_states([f.snapshot for f in frames])
+        if ep.snapshots_from is None:
+            ep.write_states([f.snapshot for f in frames])
         ep.length += n
         ep.pending = []
 
@@ -229,8 +246,11 @@ class RobomimicWriter:
         k = self.num_episodes
         with writing(f"episode {k}", self.path, k):
             self._flush()
-            ep.demo.create_dataset("final_state", data=np.frombuffer(final_snapshot, dtype=np.uint8),
-                                   compression="gzip")
+            if ep.snapshots_from is None:
+                ep.demo.create_dataset("final_state", data=np.frombuffer(final_snapshot, dtype=np.uint8),
+                                       compression="gzip")
+            else:
+                self._copy_snapshots(ep, *ep.snapshots_from, final_snapshot)
             ep.demo.attrs["num_samples"] = ep.length
             ep.demo.attrs["pixelrig_end"] = end
             ep.file.close()
@@ -242,6 +262,18 @@ class RobomimicWriter:
         self._episode = None
         self.num_episodes = k + 1
         return k
+
+    def _copy_snapshots(self, ep: _Episode, source: Path, demo: str, final_snapshot: bytes) -> None:
+        h5py = _h5py()
+        with h5py.File(source, "r") as f:
+            group = f["data"][demo]
+            nbytes = group["states_nbytes"][()]
+            if (group["states"].shape[0] != ep.length or not np.array_equal(nbytes, ep.sets["states_nbytes"][()])
+                    or group["final_state"].shape != (len(final_snapshot),)):
+                raise ValueError(f"{source}:{demo} does not hold the snapshots of the episode being written "
+                                 f"({group['states'].shape[0]} states for {ep.length} frames, or other sizes)")
+            ep.demo.copy(group["states"], "states")
+            ep.demo.copy(group["final_state"], "final_state")
 
     def abort_episode(self) -> None:
         """Drop the episode in progress (its staging file is deleted)."""

@@ -69,19 +69,20 @@ def _renderer(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from pixelrig.datasets import DatasetExistsError, DatasetWriteError, replay
+    from pixelrig.datasets import DatasetExistsError, DatasetWriteError, ReplayWorkerError, replay
 
     try:
         result = replay(args.src, args.dst, args.cams, format=args.format, renderer=args.renderer,
-                        overwrite=args.overwrite, progress=not args.quiet)
+                        overwrite=args.overwrite, progress=not args.quiet, workers=args.workers)
     except DatasetExistsError as exc:
         print(f"pixelrig replay: {exc} (on the command line: --overwrite)", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError, DatasetWriteError) as exc:
+    except (FileNotFoundError, ValueError, DatasetWriteError, ReplayWorkerError) as exc:
         print(f"pixelrig replay: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {result.path}: {result.episodes} episodes, {result.frames} frames in {result.seconds:.1f} s "
-          f"({result.frames / max(result.seconds, 1e-9):.1f} frames/s)")
+          f"({result.frames / max(result.seconds, 1e-9):.1f} frames/s, {result.workers} "
+          f"process{'es' if result.workers > 1 else ''})")
     return 0
 
 
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="backend (default: the one the dataset was recorded with)")
     replay.add_argument("--overwrite", action="store_true", help="replace a dataset already at DST")
     replay.add_argument("--quiet", action="store_true", help="no progress bar")
+    replay.add_argument("--workers", type=int, default=None,
+                        help="processes to use: this one writes, the others restore and render (default: one "
+                             "per CPU core, fewer for short datasets; 1: everything in this process)")
     replay.set_defaults(func=_replay)
 
     renderer = sub.add_parser("renderer", help="print which backend 'auto' picks here and the EGL probe")
