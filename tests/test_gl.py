@@ -446,3 +446,24 @@ def test_gl_context_is_made_on_the_egl_device_asked_for(tmp_path: Path) -> None:
            f"4.3 on EGL device {missing} (EGL_VISIBLE_DEVICES={missing})" in bad, bad
     assert "Use renderer='tiny'" in bad and "env-refused renderer 'gl' is unavailable" in bad, bad
     assert f"EGL_VISIBLE_DEVICES={missing}" in bad.split("env-refused", 1)[1], bad
+
+
+def test_view_volumes_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each camera's view volume is remembered per pose and lens; moving cameras fill the memory, which starts again
+    when full, keeping every answer right (a batch larger than what is left once failed with a KeyError)."""
+    from pixelrig.render.gl import renderer as glr
+
+    monkeypatch.setattr(glr, "_FRUSTA", {})
+    monkeypatch.setattr(glr, "_FRUSTA_MAX", 8)
+    proj = p.computeProjectionMatrixFOV(60, 1.0, 0.05, 4.0)
+    requests = [glr.GlRequest(0, 16, 16, p.computeViewMatrix([0.1 * i, -2, 1], [0, 0, 0], [0, 0, 1]), proj)
+                for i in range(20)]
+    expected = glr._view_planes(requests), glr._camera_positions(requests)
+    largest = 0
+    for batch in (requests[:5], requests[3:9], requests, requests[::-1], requests[:2]):
+        largest = max(largest, len(batch))
+        planes, eyes = glr._frusta(batch)
+        order = [requests.index(r) for r in batch]
+        np.testing.assert_array_equal(planes, expected[0][order])
+        np.testing.assert_array_equal(eyes, expected[1][order])
+        assert len(glr._FRUSTA) <= max(8, largest)

@@ -591,8 +591,9 @@ def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
     keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
     missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
     if missing:
-        if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:
+        if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:  # moving cameras (mounted ones) fill it: start again
             _FRUSTA.clear()
+            missing = list(range(len(keys)))
         new = [requests[i] for i in missing]
         for i, planes, eye in zip(missing, _view_planes(new), _camera_positions(new), strict=True):
             _FRUSTA[keys[i]] = (planes, eye)
