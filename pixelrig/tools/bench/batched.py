@@ -4,6 +4,7 @@ TinyRenderer PixelObs envs and the physics-only ceiling, measured in one run (``
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -22,10 +23,12 @@ TARGETS = {"batched_over_tiny": (16, 5.0), "batched_over_ceiling": (64, 0.8)}
 WARMUP_STEPS = 2
 
 
-def _step_one_by_one(envs: Sequence[gym.Env], step: Callable[[gym.Env, Any], tuple], actions: np.ndarray) -> float:
-    """Seconds to step every env through ``actions`` (steps, envs, ...), one env after another, resetting an env
-    on the step after its episode ended (as a vector env's next-step autoreset does)."""
+def _step_one_by_one(envs: Sequence[gym.Env], step: Callable[[gym.Env, Any], tuple],
+                     actions: np.ndarray) -> tuple[float, float]:
+    """Wall and process CPU seconds to step every env through ``actions`` (steps, envs, ...), one env after another,
+    resetting an env on the step after its episode ended (as a vector env's next-step autoreset does)."""
     ended = [False] * len(envs)
+    cpu = time.process_time()
     start = time.perf_counter()
     for batch in actions:
         for i, (env, action) in enumerate(zip(envs, batch, strict=True)):
@@ -35,7 +38,7 @@ def _step_one_by_one(envs: Sequence[gym.Env], step: Callable[[gym.Env, Any], tup
             else:
                 _, _, terminated, truncated, _ = step(env, action)
                 ended[i] = terminated or truncated
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4, 16, 64), steps: int = 20,
@@ -48,7 +51,10 @@ def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4
     - ``batched``: ``make_vec(env_id, N, vectorization_mode="batched", renderer="gl", num_workers=1)`` with the same
       cameras: N envs stepped in this process, every rig drawn in one gl pass.
 
-    Every repeat resets the envs (seeded, not timed), warms up with a few steps, then times ``steps`` steps.
+    Every repeat resets the envs (seeded, not timed), warms up with a few steps, then times ``steps`` steps. The
+    process's CPU time (every thread: llvmpipe rasterises in its own) is measured beside the wall time: on a
+    machine with C cores a batched process can reach at most C × (physics CPU per step) / (batched CPU per step)
+    of the ceiling, whatever overlaps what (``cpu_bound``).
 
     Args:
         env_id: a registered pixelrig id.
@@ -58,11 +64,13 @@ def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4
         size: image side in pixels.
 
     Returns:
-        ``{"env", "steps", "repeats", "size", "cameras", "rows": [{"n", "<mode>": {"median", "spread"}, ...,
-        "batched_over_tiny", "batched_over_ceiling"}], "targets": {...}}``; rates are env steps per second.
+        ``{"env", "steps", "repeats", "size", "cameras", "cores", "rows": [{"n", "<mode>": {"median", "spread",
+        "cpu_ms"}, ..., "batched_over_tiny", "batched_over_ceiling", "cpu_bound"}], "targets": {...}}``; rates are
+        env steps per second, ``cpu_ms`` the median process CPU milliseconds per env step.
     """
     rows = []
     cams: list = []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     for n in counts:
         envs = [gym.make(env_id, renderer="tiny") for _ in range(n)]
         if not cams:
@@ -70,6 +78,7 @@ def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4
         pixel_envs = [PixelObs(env, cams=cams) for env in envs]
         venv = make_vec(env_id, n, cams=cams, vectorization_mode="batched", renderer="gl", num_workers=1)
         samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+        cpu: dict[str, list[float]] = {mode: [] for mode in MODES}
         try:
             rng = np.random.default_rng(0)
             shape = venv.single_action_space.shape
@@ -82,47 +91,55 @@ def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4
                         venv.reset(seed=1000 * r)
                         for batch in warm:
                             venv.step(batch)
+                        cpu_start = time.process_time()
                         start = time.perf_counter()
                         for batch in timed:
                             venv.step(batch)
                         seconds = time.perf_counter() - start
+                        cpu_seconds = time.process_time() - cpu_start
                     else:
                         for i, env in enumerate(pixel_envs):
                             env.reset(seed=1000 * r + i)
                         if mode == "ceiling":  # below PixelObs: no pixels
                             _step_one_by_one(pixel_envs, lambda e, a: e.env.step(a), warm)
-                            seconds = _step_one_by_one(pixel_envs, lambda e, a: e.env.step(a), timed)
+                            seconds, cpu_seconds = _step_one_by_one(pixel_envs, lambda e, a: e.env.step(a), timed)
                         else:
                             _step_one_by_one(pixel_envs, lambda e, a: e.step(a), warm)
-                            seconds = _step_one_by_one(pixel_envs, lambda e, a: e.step(a), timed)
+                            seconds, cpu_seconds = _step_one_by_one(pixel_envs, lambda e, a: e.step(a), timed)
                     samples[mode].append(n * steps / seconds)
+                    cpu[mode].append(1000 * cpu_seconds / (n * steps))
         finally:
             venv.close()
             for env in pixel_envs:
                 env.close()
         row: dict[str, Any] = {"n": n}
         for mode, values in samples.items():
-            row[mode] = {"median": statistics.median(values), "spread": [min(values), max(values)]}
+            row[mode] = {"median": statistics.median(values), "spread": [min(values), max(values)],
+                         "cpu_ms": statistics.median(cpu[mode])}
         row["batched_over_tiny"] = row["batched"]["median"] / row["tiny"]["median"]
         row["batched_over_ceiling"] = row["batched"]["median"] / row["ceiling"]["median"]
+        row["cpu_bound"] = min(1.0, cores * row["ceiling"]["cpu_ms"] / row["batched"]["cpu_ms"])
         rows.append(row)
     targets = {}
     for ratio, (n, goal) in TARGETS.items():
         row = next((r for r in rows if r["n"] == n), None)
         if row is not None:
             targets[ratio] = {"n": n, "value": row[ratio], "target": goal, "met": row[ratio] >= goal}
-    return {"env": env_id, "steps": steps, "repeats": repeats, "size": size, "cameras": len(cams), "rows": rows,
-            "targets": targets}
+    return {"env": env_id, "steps": steps, "repeats": repeats, "size": size, "cameras": len(cams), "cores": cores,
+            "rows": rows, "targets": targets}
 
 
 def format_batched(result: dict[str, Any]) -> str:
-    """A markdown table of :func:`measure`'s result (env steps/s: median [min..max]) and the targets' status."""
-    lines = ["| envs | physics only | tiny, one by one | gl batched | batched/tiny | batched/ceiling |",
-             "|---|---|---|---|---|---|"]
+    """A markdown table of :func:`measure`'s result (env steps/s: median [min..max]; process CPU ms per env step)
+    and the targets' status."""
+    lines = ["| envs | physics only | tiny, one by one | gl batched | batched/tiny | batched/ceiling | CPU ms per "
+             "env step: physics, gl batched | best batched/ceiling the CPU allows |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         cells = [cell(r[mode]["median"], r[mode]["spread"]) for mode in MODES]
         lines.append(f"| {r['n']} | " + " | ".join(cells)
-                     + f" | {r['batched_over_tiny']:.2f}× | {100 * r['batched_over_ceiling']:.0f}% |")
+                     + f" | {r['batched_over_tiny']:.2f}× | {100 * r['batched_over_ceiling']:.0f}% | "
+                       f"{r['ceiling']['cpu_ms']:.2f}, {r['batched']['cpu_ms']:.2f} | {100 * r['cpu_bound']:.0f}% |")
     notes = []
     for ratio, t in result["targets"].items():
         value = f"{t['value']:.2f}×" if ratio == "batched_over_tiny" else f"{100 * t['value']:.0f}%"
@@ -130,7 +147,9 @@ def format_batched(result: dict[str, Any]) -> str:
         notes.append(f"{ratio.replace('_over_', '/')} at {t['n']} envs {value} (target ≥ {goal}: "
                      f"{'met' if t['met'] else 'not met'})")
     if notes:
-        lines += ["", "; ".join(notes)]
+        lines += ["", "; ".join(notes) + f". The last column is {result['cores']} cores × physics CPU / batched CPU "
+                  "(CPU time of every thread of the process, llvmpipe's rasteriser included): no overlap of work on "
+                  "this machine's cores could do better."]
     return "\n".join(lines)
 
 
