@@ -458,7 +458,7 @@ def test_view_volumes_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPa
     proj = p.computeProjectionMatrixFOV(60, 1.0, 0.05, 4.0)
     requests = [glr.GlRequest(0, 16, 16, p.computeViewMatrix([0.1 * i, -2, 1], [0, 0, 0], [0, 0, 1]), proj)
                 for i in range(20)]
-    expected = glr._view_planes(requests), glr._camera_positions(requests)
+    expected = glr._view_volumes(requests)
     largest = 0
     for batch in (requests[:5], requests[3:9], requests, requests[::-1], requests[:2]):
         largest = max(largest, len(batch))

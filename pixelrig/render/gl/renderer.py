@@ -172,12 +172,14 @@ class _Layout:
     """
 
     def __init__(self, requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState]) -> None:
-        self.keep = [(states[c].scene, states[c].static, states[c].visible) for c in clients]
-        scenes = [states[c].scene for c in clients]
+        self.keep = [(states[c].static, states[c].visible) for c in clients]
+        self.scenes: list[tuple[int, Scene]] = []  # (client, scene) in instance order
         base, frames, n = {}, 0, 0
         base_rows, instance_frame = [], []
-        for client, scene in zip(clients, scenes, strict=True):
-            assert scene is not None
+        for client in clients:
+            scene = states[client].scene
+            assert scene is not None  # GlRenderer._refresh built it
+            self.scenes.append((client, scene))
             base[client] = n
             n += len(states[client].static)
             base_rows.append(scene.base_rows + frames)
@@ -185,9 +187,9 @@ class _Layout:
             frames += len(scene.frame_index)
         self.static = np.concatenate([states[c].static for c in clients])
         self.base_rows = np.concatenate(base_rows)
-        self.base_inv = np.concatenate([s.base_inv for s in scenes])  # type: ignore[union-attr]
+        self.base_inv = np.concatenate([scene.base_inv for _, scene in self.scenes])
         self.instance_frame = np.concatenate(instance_frame)
-        self.local = np.concatenate([s.local for s in scenes])  # type: ignore[union-attr]
+        self.local = np.concatenate([scene.local for _, scene in self.scenes])
         radius = np.concatenate([states[c].radius for c in clients])
         visible = np.concatenate([states[c].visible for c in clients])
         self.draw = np.concatenate([states[c].draw for c in clients]).astype(np.uint32)
@@ -385,14 +387,12 @@ class GlRenderer:
         return layout
 
     @staticmethod
-    def _pose(layout: _Layout, clients: list[int], states: dict[int, _ClientState]) -> np.ndarray:
-        """Every client's instances (concatenated in ``clients`` order) with their model matrices posed now: the
-        poses are read client by client, the matrices composed for all of them at once."""
+    def _pose(layout: _Layout) -> np.ndarray:
+        """The layout's instances with their model matrices posed now: the poses are read client by client, the
+        matrices composed for all of them at once."""
         pos: list[Any] = []
         orn: list[Any] = []
-        for client in clients:
-            scene = states[client].scene
-            assert scene is not None  # _refresh built it
+        for client, scene in layout.scenes:
             link_poses(client, scene, pos, orn)
         data = layout.static.copy()
         if len(data):
@@ -459,7 +459,7 @@ class GlRenderer:
         states = {client: self._refresh(client) for client in clients}
         self._upload()
         layout = self._layout(requests, clients, states)
-        instances = self._pose(layout, clients, states)
+        instances = self._pose(layout)
         slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
         if new:
             slot.release_vaos()  # they bind the old instance buffer
@@ -586,7 +586,7 @@ _FRUSTA_MAX = 4096
 
 
 def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
-    """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_planes`), remembered
+    """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_volumes`), remembered
     per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
     keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
     missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
@@ -595,7 +595,7 @@ def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
             _FRUSTA.clear()
             missing = list(range(len(keys)))
         new = [requests[i] for i in missing]
-        for i, planes, eye in zip(missing, _view_planes(new), _camera_positions(new), strict=True):
+        for i, planes, eye in zip(missing, *_view_volumes(new), strict=True):
             _FRUSTA[keys[i]] = (planes, eye)
     found = [_FRUSTA[key] for key in keys]
     return np.array([f[0] for f in found]), np.array([f[1] for f in found])
@@ -606,22 +606,19 @@ def _matrices(requests: Sequence[GlRequest], name: str) -> np.ndarray:
     return np.asarray([getattr(r, name) for r in requests], dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)
 
 
-def _view_planes(requests: Sequence[GlRequest]) -> np.ndarray:
+def _view_volumes(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
     """(R, 6, 4) planes (unit normal pointing inwards, offset) of each camera's view volume as the vertex shader
-    draws it (half-pixel shift included): left, right, bottom, top, near, far."""
-    m = _matrices(requests, "projection") @ _matrices(requests, "view")
+    draws it (half-pixel shift included: left, right, bottom, top, near, far), and (R, 3) the cameras' world
+    positions."""
+    view = _matrices(requests, "view")
+    m = _matrices(requests, "projection") @ view
     size = np.array([(r.width, r.height) for r in requests], dtype=np.float64)
     m[:, 0] += m[:, 3] / size[:, :1]  # clip.xy += u_shift * clip.w
     m[:, 1] += m[:, 3] / size[:, 1:]
     planes = np.stack([m[:, 3] + m[:, 0], m[:, 3] - m[:, 0], m[:, 3] + m[:, 1], m[:, 3] - m[:, 1],
                        m[:, 3] + m[:, 2], m[:, 3] - m[:, 2]], axis=1)
-    return planes / np.linalg.norm(planes[:, :, :3], axis=2, keepdims=True)
-
-
-def _camera_positions(requests: Sequence[GlRequest]) -> np.ndarray:
-    """(R, 3) world positions of the cameras."""
-    m = _matrices(requests, "view")
-    return -np.einsum("rji,rj->ri", m[:, :3, :3], m[:, :3, 3])
+    eyes = -np.einsum("rji,rj->ri", view[:, :3, :3], view[:, :3, 3])
+    return planes / np.linalg.norm(planes[:, :, :3], axis=2, keepdims=True), eyes
 
 
 def near_far(projection: Sequence[float]) -> tuple[float, float]:

@@ -258,11 +258,3 @@ def compose_frames(pos: list[Any], orn: list[Any], base_rows: np.ndarray, base_i
                            np.asarray(orn, dtype=np.float64).reshape(-1, 4))
     frames[base_rows] = frames[base_rows] @ base_inv
     return frames
-
-
-def link_frames(client: int, scene: Scene) -> np.ndarray:
-    """(F, 4, 4) world transforms of every URDF link frame the scene needs, rows as in ``scene.frame_index``."""
-    pos: list[Any] = []
-    orn: list[Any] = []
-    link_poses(client, scene, pos, orn)
-    return compose_frames(pos, orn, scene.base_rows, scene.base_inv)
