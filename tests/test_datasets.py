@@ -686,8 +686,9 @@ def test_env_is_made_anew_when_pybullets_file_cache_grows(robomimic_run: tuple[P
     datasets_equal(tmp_path / "kept.hdf5", tmp_path / "renewed.hdf5")
 
 
-def test_a_full_disk_during_replay_leaves_nothing(robomimic_run: tuple[Path, list[list[dict]]], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def fail_second_lerobot_episode_with_enospc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LeRobot writer's second episode fails to open with ENOSPC, as pyarrow reports a full disk (where no tmpfs
+    can be mounted)."""
     import pixelrig.datasets.lerobot as lerobot
 
     calls = {"n": 0}
@@ -700,6 +701,11 @@ def test_a_full_disk_during_replay_leaves_nothing(robomimic_run: tuple[Path, lis
         real(self, writer)
 
     monkeypatch.setattr(lerobot._Episode, "__init__", failing_init)
+
+
+def test_a_full_disk_during_replay_leaves_nothing(robomimic_run: tuple[Path, list[list[dict]]], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    fail_second_lerobot_episode_with_enospc(monkeypatch)
     src, _ = robomimic_run
     dst = tmp_path / "new"
     with pytest.raises(DatasetWriteError, match=re.escape(f"replay could not write {str(dst)!r} (No space left on "
@@ -729,21 +735,26 @@ import time; time.sleep(120)
 """
 
 
-@pytest.mark.parametrize("fmt", ["lerobot", "robomimic"])
-def test_killed_recorder_keeps_finished_episodes_and_resumes(fmt: str, tmp_path: Path) -> None:
-    path = tmp_path / ("push.hdf5" if fmt == "robomimic" else "push")
+def record_then_kill(path: Path, fmt: str, cwd: Path) -> int:
+    """Run :data:`CHILD` recording into ``path``, SIGKILL it mid-episode 2 (its videos streaming); its return code."""
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), fmt], stdout=subprocess.PIPE, text=True,
-                             cwd=tmp_path)
+                             cwd=cwd)
     try:
         assert child.stdout is not None
         for line in child.stdout:
             if line.startswith("MID"):
                 break
-        os.kill(child.pid, signal.SIGKILL)  # mid-episode 2, its videos streaming
+        os.kill(child.pid, signal.SIGKILL)
     finally:
         child.kill()
         child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL
+    return child.returncode
+
+
+@pytest.mark.parametrize("fmt", ["lerobot", "robomimic"])
+def test_killed_recorder_keeps_finished_episodes_and_resumes(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / ("push.hdf5" if fmt == "robomimic" else "push")
+    assert record_then_kill(path, fmt, tmp_path) == -signal.SIGKILL
 
     reader = open_dataset(path)
     assert reader.num_episodes == 2 and [reader.episode_length(e) for e in range(2)] == [4, 4]
@@ -887,18 +898,7 @@ def test_full_disk_is_a_clear_error_and_keeps_finished_episodes(fmt: str, tmp_pa
 
 def test_injected_enospc_at_the_write_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ENOSPC raised by the parquet writer (as pyarrow reports a full disk), where no tmpfs can be mounted."""
-    import pixelrig.datasets.lerobot as lerobot
-
-    calls = {"n": 0}
-    real = lerobot._Episode.__init__
-
-    def failing_init(self: lerobot._Episode, writer: lerobot.LeRobotWriter) -> None:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise OSError(errno.ENOSPC, "[Errno 28] Error writing bytes to file. Detail: No space left on device")
-        real(self, writer)
-
-    monkeypatch.setattr(lerobot._Episode, "__init__", failing_init)
+    fail_second_lerobot_episode_with_enospc(monkeypatch)
     written, exc = fill_until_full(tmp_path / "ds", "lerobot")
     assert written == 1 and exc.errno == errno.ENOSPC and "the disk is full" in str(exc)
     assert open_dataset(tmp_path / "ds").num_episodes == 1

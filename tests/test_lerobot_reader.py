@@ -4,10 +4,6 @@ is missing, failed instead when PIXELRIG_REQUIRE_LEROBOT=1."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +11,7 @@ import pytest
 
 from pixelrig import Camera
 from pixelrig.datasets import depth_to_mm
-from tests.test_datasets import CHILD, reader_venv_or_skip, record, run_reader
+from tests.test_datasets import reader_venv_or_skip, record, record_then_kill, run_reader
 
 pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
 
@@ -74,17 +70,7 @@ def test_lerobot_dataset_loads_what_was_recorded(tmp_path: Path) -> None:
 def test_lerobot_dataset_loads_a_dataset_whose_recorder_was_killed(tmp_path: Path) -> None:
     reader_venv_or_skip()
     root = tmp_path / "killed"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), "lerobot"], stdout=subprocess.PIPE, text=True,
-                             cwd=tmp_path)
-    try:
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.startswith("MID"):
-                break
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.kill()
-        child.wait(timeout=30)
+    record_then_kill(root, "lerobot", tmp_path)
     _, meta = run_reader("lerobot", root, tmp_path / "killed.npz")
     assert meta["len"] == 8 and meta["num_episodes"] == 2
     assert [e["length"] for e in meta["episodes"]] == [4, 4]
