@@ -100,6 +100,63 @@ def _decode(node: Any, payloads: list[bytes]) -> Any:
     raise ValueError(f"snapshot metadata has an unknown node {sorted(node)}")
 
 
+def _unpack(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """The metadata and payloads of snapshot bytes, checked (magic, version, checksum, payload table) but not
+    decoded.
+
+    Raises:
+        ValueError: not a pixelrig snapshot, a newer format version, truncated, or corrupted (checksum).
+    """
+    if len(data) < _HEAD.size + _DIGEST:
+        raise ValueError(f"not a pixelrig snapshot: {len(data)} bytes is shorter than any snapshot (truncated?)")
+    magic, version, meta_len = _HEAD.unpack_from(data)
+    if magic != MAGIC:
+        raise ValueError(f"not a pixelrig snapshot: starts with {magic!r}, expected {MAGIC!r}")
+    if version > FORMAT_VERSION:
+        raise ValueError(f"snapshot format version {version} is newer than this pixelrig reads "
+                         f"({FORMAT_VERSION}): upgrade pixelrig to restore it")
+    if version < 1:
+        raise ValueError(f"snapshot format version {version} is not a valid version")
+    body, digest = data[:-_DIGEST], data[-_DIGEST:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError("snapshot is corrupted or truncated: its SHA-256 checksum does not match its contents")
+    try:
+        meta = json.loads(body[_HEAD.size:_HEAD.size + meta_len])
+        offset = _HEAD.size + meta_len
+        payloads = []
+        for size in meta["payload_sizes"]:
+            (n,) = _LEN.unpack_from(body, offset)
+            if n != size or offset + _LEN.size + n > len(body):
+                raise ValueError("payload table does not match the payloads")
+            payloads.append(body[offset + _LEN.size:offset + _LEN.size + n])
+            offset += _LEN.size + n
+        if offset != len(body):
+            raise ValueError(f"{len(body) - offset} stray bytes after the payloads")
+        if not isinstance(meta, dict):
+            raise TypeError("metadata is not an object")
+    except (KeyError, TypeError, IndexError, struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"snapshot is malformed: {type(exc).__name__}: {exc}") from None
+    return meta, payloads
+
+
+def physics_of(data: bytes | bytearray | memoryview) -> tuple[dict[str, Any], bytes]:
+    """The identity and the pybullet state (.bullet bytes) of snapshot bytes, checked like
+    :meth:`Snapshot.from_bytes` but without decoding the rest of the env state: what a reader that only sets poses
+    needs (replay, once per frame).
+
+    Raises:
+        ValueError: not a pixelrig snapshot, a newer format version, truncated, corrupted, or holding no physics.
+    """
+    meta, payloads = _unpack(bytes(data))
+    try:
+        for key, value in meta["state"]["__dict__"]:
+            if key == "physics":
+                return meta["identity"], payloads[value["__bytes__"]]
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
+        raise ValueError(f"snapshot is malformed: {type(exc).__name__}: {exc}") from None
+    raise ValueError("snapshot is malformed: its env state holds no physics")
+
+
 def _hashable(key: Any) -> Any:
     return tuple(_hashable(k) for k in key) if isinstance(key, list | tuple) else key
 
@@ -276,34 +333,11 @@ class Snapshot:
             ValueError: not a pixelrig snapshot, a newer format version, truncated, or corrupted (checksum).
         """
         data = bytes(data)
-        if len(data) < _HEAD.size + _DIGEST:
-            raise ValueError(f"not a pixelrig snapshot: {len(data)} bytes is shorter than any snapshot (truncated?)")
-        magic, version, meta_len = _HEAD.unpack_from(data)
-        if magic != MAGIC:
-            raise ValueError(f"not a pixelrig snapshot: starts with {magic!r}, expected {MAGIC!r}")
-        if version > FORMAT_VERSION:
-            raise ValueError(f"snapshot format version {version} is newer than this pixelrig reads "
-                             f"({FORMAT_VERSION}): upgrade pixelrig to restore it")
-        if version < 1:
-            raise ValueError(f"snapshot format version {version} is not a valid version")
-        body, digest = data[:-_DIGEST], data[-_DIGEST:]
-        if hashlib.sha256(body).digest() != digest:
-            raise ValueError("snapshot is corrupted or truncated: its SHA-256 checksum does not match its contents")
+        meta, payloads = _unpack(data)
         try:
-            meta = json.loads(body[_HEAD.size:_HEAD.size + meta_len])
-            offset = _HEAD.size + meta_len
-            payloads = []
-            for size in meta["payload_sizes"]:
-                (n,) = _LEN.unpack_from(body, offset)
-                if n != size or offset + _LEN.size + n > len(body):
-                    raise ValueError("payload table does not match the payloads")
-                payloads.append(body[offset + _LEN.size:offset + _LEN.size + n])
-                offset += _LEN.size + n
-            if offset != len(body):
-                raise ValueError(f"{len(body) - offset} stray bytes after the payloads")
             snap = cls(meta["identity"], _decode(meta["state"], payloads),
                        [_decode(w, payloads) for w in meta["wrappers"]])
-        except (KeyError, TypeError, IndexError, struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (KeyError, TypeError, IndexError) as exc:
             raise ValueError(f"snapshot is malformed: {type(exc).__name__}: {exc}") from None
         snap._bytes.append(data)
         return snap

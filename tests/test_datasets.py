@@ -315,10 +315,20 @@ def test_replay_equals_a_live_run_with_the_new_rig(renderer: str, tmp_path: Path
         assert [f.action.tolist() for f in replayed.frames(e)] == [a.tolist() for a in actions[e]]
 
 
-def test_replay_of_a_randomised_env_is_exact(tmp_path: Path) -> None:
+def test_replay_of_a_randomised_env_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Randomised colours, camera jitter (of the new rig too) and body positions: the env is rebuilt from the
-    recorded kwargs (a Randomization dataclass) and each episode's draw comes back with its first snapshot."""
+    recorded kwargs (a Randomization dataclass) and each episode's draw comes back with its first snapshot, restored
+    into the world as the last episode left it (not rebuilt: the same parameters are randomised), so every
+    randomised value must be set again."""
     from pixelrig import Randomization
+    from pixelrig.envs.base import BulletEnv
+
+    rebuilds: list[int] = []
+    rebuild = BulletEnv._rebuild
+
+    def counted(self: BulletEnv) -> None:
+        rebuilds.append(self.client)
+        rebuild(self)
 
     randomize = Randomization(link_colors=True, camera_position=0.01, camera_rotation=0.02,
                               body_position={"cube": ((0.40, -0.15, 0.65), (0.60, 0.15, 0.65))})
@@ -333,7 +343,10 @@ def test_replay_of_a_randomised_env_is_exact(tmp_path: Path) -> None:
     actions = [[f.action for f in reader.frames(e)] for e in range(2)]
     assert reader.info.env_kwargs["randomize"]["__dataclass__"] == "pixelrig.envs.randomization:Randomization"
     reader.close()
+    monkeypatch.setattr(BulletEnv, "_rebuild", counted)
     replay(tmp_path / "src.hdf5", tmp_path / "new.hdf5", NEW_RIG, progress=False)
+    monkeypatch.undo()
+    assert len(rebuilds) == 2  # making the env, and the first episode (its world held no randomised values yet)
     live = run_episodes(randomised(NEW_RIG), [7, 8], actions=actions)
     new = open_dataset(tmp_path / "new.hdf5")
     for e, seen in enumerate(live):
@@ -412,6 +425,41 @@ def test_pose_restore_equals_pybullets_full_restore() -> None:
         assert pose_signature(client) == full
         np.testing.assert_array_equal(env.render_rig()["front/rgb"], image)
     assert pose_chunks(b"not a bullet file") is None and pose_chunks(states[0][:5000]) is None
+    env.close()
+
+
+def test_physics_of_reads_only_the_physics_and_checks_like_from_bytes() -> None:
+    """What replay reads per frame: the snapshot's identity and .bullet state, with the same checks as a full
+    parse (a flipped byte is a checksum error, foreign bytes are named)."""
+    from pixelrig.snapshot import physics_of
+
+    env = make_env()
+    env.reset(seed=1)
+    env.step(env.action_space.sample())
+    data = pixelrig.snapshot(env).to_bytes()
+    env.close()
+    snap = Snapshot.from_bytes(data)
+    assert physics_of(data) == (snap.identity, snap.env_state["physics"])
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 1
+    with pytest.raises(ValueError, match="checksum"):
+        physics_of(bytes(flipped))
+    with pytest.raises(ValueError, match="not a pixelrig snapshot"):
+        physics_of(b"GIF89a" + bytes(100))
+
+
+def test_images_allow_restoring_in_place_only_with_the_same_randomised_values() -> None:
+    from pixelrig import Randomization
+
+    env = gym.make(ENV_ID, renderer="tiny", randomize=Randomization(link_colors=True))
+    env.reset(seed=2)
+    state = pixelrig.snapshot(env).env_state
+    base = env.unwrapped
+    env.reset(seed=3)  # other colours, the same links randomised
+    assert base.can_show_in_place(state)
+    fewer = {**state, "randomization": {k: (v[1:] if isinstance(v, list) else v)
+                                        for k, v in state["randomization"].items()}}
+    assert fewer != state and not base.can_show_in_place(fewer)
     env.close()
 
 

@@ -123,6 +123,14 @@ class EnvState:
         return (now <= then and set(self._motors) == motors
                 and _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"]))
 
+    def can_show_in_place(self, state: Mapping[str, Any]) -> bool:
+        """Whether ``state`` restored without rebuilding the world gives the images a rebuilt world would, though
+        not necessarily the same future physics (:meth:`can_restore_in_place` decides that): the same parameters
+        are randomised, so restoring sets every randomised value (colours, camera jitter) again, and every pose is
+        set in full either way. Contact caches and motors, which only the next physics step reads, may differ.
+        """
+        return _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"])
+
     def import_state(self, state: Mapping[str, Any], rebuild: bool | None = None) -> None:
         """Restore a state from :meth:`export_state` (of an env built with the same configuration):
         randomised parameters, physics, motors and Python state.
