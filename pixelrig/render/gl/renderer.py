@@ -3,11 +3,10 @@ of cameras of any number of pybullet clients into one framebuffer (tiled viewpor
 
 Drawing: one indexed vertex buffer holds every mesh (cached per file and scale, shared by every client of the
 process), per-instance model matrices are vertex attributes composed on the CPU, and each camera is one indirect
-multi-draw of its client's instances sorted front to back. Colour (RGBA8) and the segmentation value (R32I) come
-from one pass, and depth is the pass's own depth buffer, read back as floats: OpenGL's window z is pybullet's
-z-buffer convention already (1.0 = background), so nothing is converted. When a request asks for normals, the pass
-uses a second program (the same shader plus one output) and a framebuffer with a third target (RGBA32F world
-normals); without such a request nothing changes. Not thread-safe:
+multi-draw of its client's instances sorted front to back. Colour (RGBA8), linear eye depth (R32F) and the
+segmentation value (R32I) come from one pass; depth is converted back to pybullet's z-buffer convention in
+float64. When a request asks for normals, the pass uses a second program (the same shader plus one output) and a
+framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. Not thread-safe:
 call from one thread at a time.
 """
 
@@ -119,7 +118,7 @@ class _Slot:
 
     def release_framebuffers(self) -> None:
         if self.fbo_normals is not None:
-            self.fbo_normals.color_attachments[2].release()
+            self.fbo_normals.color_attachments[3].release()
             self.fbo_normals.release()
             self.fbo_normals = None
         if self.fbo is not None:
@@ -327,15 +326,16 @@ class GlRenderer:
         )
 
     def _framebuffer(self, slot: _Slot, width: int, height: int, normals: bool = False) -> Any:
-        """The slot's framebuffer, at least ``width`` x ``height``: two targets (colour, segmentation) and a
-        depth buffer, or with ``normals`` the same plus a normal target."""
+        """The slot's framebuffer, at least ``width`` x ``height``: three targets (colour, linear depth,
+        segmentation), or with ``normals`` the same three plus a normal target."""
         if slot.fbo is None or slot.fbo_size[0] < width or slot.fbo_size[1] < height:
             w = max(width, slot.fbo_size[0])
             h = max(height, slot.fbo_size[1])
             slot.release_framebuffers()
             ctx = self.ctx
             slot.fbo = ctx.framebuffer(
-                color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="i4")],
+                color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="f4"),
+                                   ctx.renderbuffer((w, h), 1, dtype="i4")],
                 depth_attachment=ctx.depth_renderbuffer((w, h)),
             )
             slot.fbo_size = (w, h)
@@ -482,9 +482,10 @@ class GlRenderer:
         fbo.viewport = (0, 0, total_w, total_h)
         ctx.scissor = None
         glc.clear_buffer_float(glc.GL_COLOR, 0, (1.0, 1.0, 1.0, 1.0))
-        glc.clear_buffer_int(1, (-1,))
+        glc.clear_buffer_float(glc.GL_COLOR, 1, (0.0,))
+        glc.clear_buffer_int(2, (-1,))
         if normals:
-            glc.clear_buffer_float(glc.GL_COLOR, 2, (0.0, 0.0, 0.0, 0.0))
+            glc.clear_buffer_float(glc.GL_COLOR, 3, (0.0, 0.0, 0.0, 0.0))
         glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
         ctx.enable_only(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         ctx.front_face = "ccw"
@@ -511,15 +512,15 @@ class GlRenderer:
             fbo = slot.fbo_normals if normals else slot.fbo
             area = (0, 0, total_w, total_h)
             rgba = np.frombuffer(fbo.read(area, components=4, attachment=0, dtype="f1"), np.uint8)
-            zbuf = np.frombuffer(fbo.read(area, components=1, attachment=-1, dtype="f4"), np.float32)
+            lin = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="f4"), np.float32)
             seg = None
             if any(r.segmentation for r in requests):
-                seg = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="i4"), np.int32)
+                seg = np.frombuffer(fbo.read(area, components=1, attachment=2, dtype="i4"), np.int32)
             nrm = None
             if normals:
-                nrm = np.frombuffer(fbo.read(area, components=3, attachment=2, dtype="f4"), np.float32)
+                nrm = np.frombuffer(fbo.read(area, components=3, attachment=3, dtype="f4"), np.float32)
         rgba = rgba.reshape(total_h, total_w, 4)
-        zbuf = zbuf.reshape(total_h, total_w)
+        lin = lin.reshape(total_h, total_w)
         seg_all = seg.reshape(total_h, total_w) if seg is not None else None
         nrm_all = nrm.reshape(total_h, total_w, 3) if nrm is not None else None
         frames: list[RawFrame] = []
@@ -527,7 +528,7 @@ class GlRenderer:
             rows = slice(y, y + r.height)
             cols = slice(x, x + r.width)
             out_rgba = np.ascontiguousarray(rgba[rows, cols][::-1])
-            z = np.ascontiguousarray(zbuf[rows, cols][::-1])
+            z = _zbuffer(lin[rows, cols][::-1], r.projection)
             out_seg = np.ascontiguousarray(seg_all[rows, cols][::-1]) if r.segmentation and seg_all is not None \
                 else None
             if r.normals and nrm_all is not None:
@@ -618,6 +619,24 @@ def _view_volumes(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray
                        m[:, 3] + m[:, 2], m[:, 3] - m[:, 2]], axis=1)
     eyes = -np.einsum("rji,rj->ri", view[:, :3, :3], view[:, :3, 3])
     return planes / np.linalg.norm(planes[:, :, :3], axis=2, keepdims=True), eyes
+
+
+def near_far(projection: Sequence[float]) -> tuple[float, float]:
+    """Near and far planes of a pybullet (OpenGL, column-major) perspective projection matrix."""
+    near = projection[14] / (projection[10] - 1.0)
+    far = projection[14] / (projection[10] + 1.0)
+    return float(near), float(far)
+
+
+def _zbuffer(linear: np.ndarray, projection: Sequence[float]) -> np.ndarray:
+    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64."""
+    near, far = near_far(projection)
+    d = linear.astype(np.float64)
+    hit = d > 0
+    z = np.ones_like(d)
+    dh = d[hit]
+    z[hit] = far * (dh - near) / ((far - near) * dh)
+    return z.astype(np.float32)
 
 
 def _pack(sizes: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int, int]:

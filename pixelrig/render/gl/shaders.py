@@ -1,7 +1,7 @@
 """GLSL of the gl renderer: TinyRenderer's shading (ambient 0.6, diffuse 0.35, specular 0.05 with exponent 2 on
 the world-space reflection's z, light direction normalize(-50, 30, 100), colours truncated to integers), its
-nearest, repeating texture lookup and the segmentation value, all from one pass (depth is the pass's depth buffer);
-and ``FRAGMENT_NORMALS``, the same shader that also writes each fragment's world normal (its triangle's) to a third
+nearest, repeating texture lookup, linear eye depth and the segmentation value, all from one pass; and
+``FRAGMENT_NORMALS``, the same shader that also writes each fragment's world normal (its triangle's) to a fourth
 target."""
 
 VERTEX = """
@@ -20,6 +20,7 @@ in ivec4 in_meta;          // segmentation value, texel offset (-1: none), textu
 out vec3 v_nrm;
 out vec3 v_world;
 out vec2 v_uv;
+out float v_depth;
 flat out vec3 v_color;
 flat out ivec4 v_meta;
 void main() {
@@ -28,7 +29,9 @@ void main() {
     v_nrm = vec3(dot(in_m0.xyz, in_nrm), dot(in_m1.xyz, in_nrm), dot(in_m2.xyz, in_nrm));
     v_world = world;
     v_uv = in_uv;
-    vec4 clip = u_proj * (u_view * vec4(world, 1.0));
+    vec4 eye = u_view * vec4(world, 1.0);
+    v_depth = -eye.z;
+    vec4 clip = u_proj * eye;
     clip.xy += u_shift * clip.w;
     gl_Position = clip;
     v_color = in_color.rgb;
@@ -43,12 +46,14 @@ uniform vec3 u_light;
 in vec3 v_nrm;
 in vec3 v_world;
 in vec2 v_uv;
+in float v_depth;
 flat in vec3 v_color;
 flat in ivec4 v_meta;
 layout(location = 0) out vec4 f_color;
-layout(location = 1) out int f_seg;
+layout(location = 1) out float f_depth;
+layout(location = 2) out int f_seg;
 #ifdef WITH_NORMALS
-layout(location = 2) out vec4 f_normal;
+layout(location = 3) out vec4 f_normal;
 #endif
 void main() {
     // a zero normal marks flat-shaded meshes (OBJ without normals, STL): use the face normal, which for a front
@@ -69,6 +74,7 @@ void main() {
     vec3 c = floor(tex * v_color);
     vec3 lit = floor(0.6 * c + (0.35 * diffuse + 0.05 * specular) * c);
     f_color = vec4(min(lit, vec3(255.0)) / 255.0, 1.0);
+    f_depth = v_depth;
     f_seg = v_meta.x;
 #ifdef WITH_NORMALS
     // the drawn triangle's own normal (not the shading normal: TinyRenderer's primitives shade with normals from
@@ -80,5 +86,5 @@ void main() {
 """
 
 FRAGMENT_NORMALS = FRAGMENT.replace("#version 430\n", "#version 430\n#define WITH_NORMALS\n", 1)
-"""The fragment shader with a world-normal output at location 2 (only compiled when a camera asks for normals): the
+"""The fragment shader with a world-normal output at location 3 (only compiled when a camera asks for normals): the
 drawn triangle's unit normal, from the screen-space derivatives of the world position (exact for a plane)."""
