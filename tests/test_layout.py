@@ -64,7 +64,8 @@ def test_import_pixelrig_stays_light(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("module", ["pixelrig.tools.bench.rig", "pixelrig.tools.bench.lod",
                                     "pixelrig.tools.bench.snapshot", "pixelrig.tools.bench.vector",
-                                    "pixelrig.tools.bench.main", "pixelrig.tools.bench.batched", "pixelrig.tools.demo",
+                                    "pixelrig.tools.bench.main", "pixelrig.tools.bench.batched",
+                                    "pixelrig.tools.bench.datasets", "pixelrig.tools.demo",
                                     "pixelrig.tools.view", "pixelrig.tools.serve", "pixelrig.tools.cli"])
 def test_each_tool_module_imports_on_its_own(module: str, tmp_path: Path) -> None:
     """No import cycles between the benchmark sections: each imports first in a fresh interpreter."""

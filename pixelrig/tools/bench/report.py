@@ -11,6 +11,7 @@ from typing import Any
 
 from pixelrig.tools.bench.batched import format_batched
 from pixelrig.tools.bench.common import cell
+from pixelrig.tools.bench.datasets import format_datasets
 from pixelrig.tools.bench.fidelity import format_fidelity
 from pixelrig.tools.bench.lod import format_lod
 from pixelrig.tools.bench.rig import format_table
@@ -88,6 +89,13 @@ def render(report: dict[str, Any]) -> str:
         parts.append(f"**Vector scaling** (`make_vec`, async, {r['env']} with its 3-camera rig): 1 worker "
                      f"{r['median']['1']:.1f} steps/s, 2 workers {r['median']['2']:.1f} steps/s: "
                      f"**{r['scaling']:.2f}×** on 2 cores.")
+    if "datasets" in report:
+        r = report["datasets"][0]
+        parts.append(f"**Datasets** (`benchmarks/dataset_speed.py`: PandaPush-v0's rig, the scripted pusher, "
+                     f"{r['episodes']} episodes, {r['frames']} frames; frames/s end to end, env and ffmpeg start-up "
+                     "included, best of "
+                     f"{r['repeats']}; replay re-renders with the same rig, so a live run of the same actions is "
+                     "what it replaces):\n\n" + format_datasets(report["datasets"]))
     if "soak" in report:
         r = report["soak"]
         parts.append(f"**Soak**: {r['frames']:,} PixelObs frames (CartPole, default rig, resets included). Peak RSS "
