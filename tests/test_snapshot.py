@@ -416,3 +416,45 @@ def test_in_place_and_rebuilt_restores_are_both_exact(env_id: str) -> None:
             a.close()
             b.close()
     assert paths == {True, False}, "both restore paths should have been exercised"
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_restoring_many_times_keeps_memory_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pybullet caches every state file it reads until its client disconnects (about 86 KB per PandaPush restore:
+    RSS grew 118 MiB over these 1,500 restores without emptying); restore_bullet empties the cache past its budget
+    (64 MiB, the README says; 1 MiB here) and every restore still lands exactly where it should, also right after
+    the cache was emptied and for a rebuild after it (the model files are parsed again)."""
+    import pixelrig.envs.state as state
+    from pixelrig.datasets.poses import pose_signature  # what a restore sets: poses, velocities, link frames
+
+    assert state.STATE_CACHE_BUDGET == 64 << 20
+
+    monkeypatch.setattr(state, "STATE_CACHE_BUDGET", 1 << 20)
+    env = make("pixelrig/PandaPush-v0", pixels=False)
+    env.reset(seed=0)
+    snaps = []
+    for action in actions_for(env, 2, seed=1):
+        env.step(action)
+        snaps.append(snapshot(env))
+    client = env.unwrapped.client
+    expected = []
+    for snap in snaps:
+        restore(env, snap)
+        expected.append(pose_signature(client))
+    emptied, before = 0, _rss_bytes()
+    for i in range(1500):
+        held = state.cached_state_bytes(client)
+        restore(env, snaps[i % 2])
+        emptied += state.cached_state_bytes(client) < held
+        if i % 97 == 0 or state.cached_state_bytes(client) < held:
+            assert pose_signature(client) == expected[i % 2], i
+    grown = _rss_bytes() - before
+    assert emptied >= 100, emptied  # 1,500 restores of ~86 KB each over 1 MiB budgets
+    assert grown < 40 << 20, f"RSS grew {grown / 2**20:.0f} MiB over 1,500 restores"
+    restore(env, snaps[0], rebuild=True)
+    assert pose_signature(env.unwrapped.client) == expected[0]
+    env.close()

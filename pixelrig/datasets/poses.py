@@ -16,22 +16,19 @@ Safety: :class:`PoseRestorer` checks the cut-down restore against pybullet's ful
 velocity, joint positions and velocities, and link world frames, compared exactly) each time an episode starts,
 and falls back to full restores for good if they ever differ (another pybullet, another kind of body).
 
-pybullet keeps every file it has read in a per-client cache keyed by the file name (never freed until the client
-disconnects, and served again for the same name even after the file changed): the restorer writes each state under
-a name never used before in this process, and counts the bytes the cache holds so that replay can start a fresh
-client when they grow too large.
+Restores go through :func:`pixelrig.envs.state.restore_bullet`, which keeps pybullet's per-client file cache
+bounded.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import os
 import struct
-import tempfile
 from typing import Any
 
 import pybullet as p
+
+from pixelrig.envs.state import restore_bullet
 
 _HEADER = 12
 _CHUNK = struct.Struct("<4siQii")  # code, length, old pointer, DNA struct index, count (64-bit pointers)
@@ -43,15 +40,6 @@ _POSE_STRUCTS = frozenset({
     "btRigidBodyDoubleData", "btRigidBodyFloatData",
 })
 """What pybullet's restore into existing objects reads for poses and velocities."""
-
-_names = itertools.count()
-
-
-@functools.lru_cache(maxsize=1)
-def _scratch_dir() -> str:
-    """Where state files are written for pybullet to read: memory-backed /dev/shm when it is writable."""
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-
 
 @functools.lru_cache(maxsize=8)
 def _struct_names(dna: bytes) -> tuple[str, ...]:
@@ -154,26 +142,11 @@ class PoseRestorer:
 
     Attributes:
         fast: whether the cut-down restore is in use (None: not checked yet, False: fell back to full restores).
-        cached_bytes: bytes of state files pybullet's per-client file cache now holds because of this restorer.
     """
 
     def __init__(self, client: int) -> None:
         self.client = client
         self.fast: bool | None = None
-        self.cached_bytes = 0
-
-    def _restore_file(self, data: bytes) -> None:
-        path = os.path.join(_scratch_dir(), f"pixelrig-replay-{os.getpid()}-{next(_names)}.bullet")
-        try:
-            with open(path, "wb") as f:
-                f.write(data)
-            try:
-                p.restoreState(fileName=path, physicsClientId=self.client)
-            except p.error as exc:
-                raise ValueError(f"pybullet could not restore the physics state: {exc}") from None
-        finally:
-            os.unlink(path)
-        self.cached_bytes += len(data)
 
     def check(self, data: bytes) -> bool:
         """Prove (or disprove) the cut-down restore on ``data``, the state the world is in now (restored in full).
@@ -187,10 +160,10 @@ class PoseRestorer:
             self.fast = False
             return False
         before = pose_signature(self.client)
-        self._restore_file(cut)
+        restore_bullet(self.client, cut)
         self.fast = pose_signature(self.client) == before
         if not self.fast:
-            self._restore_file(data)
+            restore_bullet(self.client, data)
         return self.fast
 
     def restore(self, data: bytes) -> None:
@@ -202,6 +175,6 @@ class PoseRestorer:
         if self.fast:
             cut = pose_chunks(data)
             if cut is not None:
-                self._restore_file(cut)
+                restore_bullet(self.client, cut)
                 return
-        self._restore_file(data)
+        restore_bullet(self.client, data)

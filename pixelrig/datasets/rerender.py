@@ -16,10 +16,6 @@ from pixelrig.datasets.poses import PoseRestorer
 from pixelrig.snapshot import Snapshot, physics_of, restore
 from pixelrig.wrappers.pixel_obs import PixelObs
 
-CLIENT_CACHE_BUDGET = 256 << 20
-"""Bytes of restored state files after which the env is made anew at the next episode (pybullet's per-client file
-cache keeps every file it read until the client disconnects: about 26 KB per PandaPush frame)."""
-
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeEnd:
@@ -50,21 +46,15 @@ class Renderer:
     ``import_state`` would mark the scene changed and make the gl renderer upload it again every frame).
 
     Args:
-        make_pixel: returns the env to restore into, wrapped in ``PixelObs(..., cams, pixels_only=True)``; called
-            again (after closing the last one) when pybullet's file cache has grown past
-            :data:`CLIENT_CACHE_BUDGET`.
+        make_pixel: returns the env to restore into, wrapped in ``PixelObs(..., cams, pixels_only=True)``.
         cameras: the rig (their "rgb" and "depth" images are kept).
     """
 
     def __init__(self, make_pixel: Callable[[], PixelObs], cameras: tuple[Camera, ...]) -> None:
-        self.make_pixel = make_pixel
         self.fars = {c.name: c.far for c in cameras}
         self.rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
         self.depth = tuple(c.name for c in cameras if "depth" in c.modalities)
-        self._open()
-
-    def _open(self) -> None:
-        self.pixel = self.make_pixel()
+        self.pixel = make_pixel()
         self.inner = self.pixel.env
         self.poses = PoseRestorer(self.pixel.unwrapped.client)
         self.identity: dict[str, Any] | None = None
@@ -97,9 +87,6 @@ class Renderer:
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         physics = snap.env_state["physics"]
-        if self.poses.cached_bytes > CLIENT_CACHE_BUDGET:
-            self.pixel.close()
-            self._open()
         try:
             in_place = self.inner.unwrapped.can_show_in_place(snap.env_state)
         except (KeyError, TypeError, AttributeError):
@@ -111,14 +98,11 @@ class Renderer:
                              "if yours was made differently, pass make_env= (a function returning it, without "
                              "PixelObs)") from exc
         self.identity = snap.identity
-        self.poses.cached_bytes += len(physics)  # what restore() had pybullet read
         self.poses.check(physics)
 
     def restore_fully(self, data: bytes) -> None:
         """Everything a snapshot holds, Python task state included (for ``observe()``), into the world as it is."""
-        state = Snapshot.from_bytes(data).env_state
-        self.inner.unwrapped.import_state(state, rebuild=False)
-        self.poses.cached_bytes += len(state["physics"])
+        self.inner.unwrapped.import_state(Snapshot.from_bytes(data).env_state, rebuild=False)
 
     def observe(self, data: bytes, first: bool, state: np.ndarray | None, where: str) -> Observation:
         """Restore the snapshot ``data`` and render what a dataset keeps of the rig's images."""

@@ -3,7 +3,9 @@ import (what :func:`pixelrig.snapshot` captures), and pybullet's .bullet seriali
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import os
 import tempfile
 from collections.abc import Mapping
@@ -223,21 +225,48 @@ def save_bullet(client: int) -> bytes:
         os.unlink(path)
 
 
+STATE_CACHE_BUDGET = 64 << 20
+"""Bytes of state files a client's pybullet file cache may hold before :func:`restore_bullet` empties it.
+
+pybullet keeps every file it reads in a per-client cache, by name, until the client disconnects (measured: a Panda
+world's RSS grew 62 MB over 1,000 restores), and serves the cached contents again for a name it has seen. Emptying
+the cache (file caching turned off and on) also drops the model files cached there, so the next world rebuild
+parses them again once (a Panda world: 177 ms instead of 59)."""
+
+_state_names = itertools.count()
+_cached_state_bytes: dict[int, int] = {}
+
+
 def restore_bullet(client: int, data: bytes) -> None:
     """Restore a .bullet serialisation (bytes from :func:`save_bullet`) into ``client``.
+
+    The file pybullet reads gets a name never used before in this process (a name it has read before would give
+    the old contents back), and pybullet's file cache is emptied once the state files it holds pass
+    :data:`STATE_CACHE_BUDGET`, so that restoring any number of times needs bounded memory.
 
     Raises:
         ValueError: pybullet refused the data (wrong world or truncated).
     """
-    fd, path = tempfile.mkstemp(suffix=".bullet", dir=_scratch_dir())
+    path = os.path.join(_scratch_dir(), f"pixelrig-state-{os.getpid()}-{next(_state_names)}.bullet")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(path, "xb") as f:
             f.write(data)
         try:
             p.restoreState(fileName=path, physicsClientId=client)
         except p.error as exc:
             raise ValueError(f"pybullet could not restore the physics state: {exc}") from None
     finally:
-        os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    held = _cached_state_bytes.get(client, 0) + len(data)
+    if held > STATE_CACHE_BUDGET:
+        p.setPhysicsEngineParameter(enableFileCaching=0, physicsClientId=client)
+        p.setPhysicsEngineParameter(enableFileCaching=1, physicsClientId=client)
+        held = 0
+    _cached_state_bytes[client] = held
 
 
+def cached_state_bytes(client: int) -> int:
+    """Bytes of state files :func:`restore_bullet` has had ``client``'s file cache take in since it last emptied
+    it."""
+    return _cached_state_bytes.get(client, 0)
