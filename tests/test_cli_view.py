@@ -99,3 +99,14 @@ def test_bench_cli_takes_its_own_options(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "## snapshot + restore" in out.stdout and (tmp_path / "b.json").is_file()
+
+
+def test_bench_runs_each_section_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """Each section starts from a fresh interpreter (its own header line), and the report merges them."""
+    out = subprocess.run([sys.executable, "-m", "pixelrig", "bench", "--sections", "snapshot,addrender", "--quick",
+                          "--json", str(tmp_path / "b.json"), "--plot", str(tmp_path / "b.png")],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("pixelrig bench, ") == 2, out.stdout
+    report = json.loads((tmp_path / "b.json").read_text())
+    assert {"date", "machine", "pybullet", "pixelrig", "snapshot", "addrender"} == set(report)

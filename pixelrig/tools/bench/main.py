@@ -9,6 +9,7 @@ plugin, GL scenes and caches).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -117,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         r = report["vector"][0]
         print(f"\n## vector scaling (PandaPush-v0, async)\n1 worker {r['median'][1]:.1f} steps/s, 2 workers "
               f"{r['median'][2]:.1f} steps/s: {r['scaling']:.2f}x")
-    if "datasets" in sections:
+    missing = [m for m in ("pyarrow", "h5py") if importlib.util.find_spec(m) is None]
+    if "datasets" in sections and missing:
+        print(f"\n## datasets: skipped, {' and '.join(missing)} not installed (pip install 'pixelrig[datasets]')")
+    elif "datasets" in sections:
         from pixelrig.tools.bench.datasets import format_datasets
         from pixelrig.tools.bench.datasets import measure as datasets_measure
 
