@@ -132,8 +132,6 @@ def _unpack(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
             offset += _LEN.size + n
         if offset != len(body):
             raise ValueError(f"{len(body) - offset} stray bytes after the payloads")
-        if not isinstance(meta, dict):
-            raise TypeError("metadata is not an object")
     except (KeyError, TypeError, IndexError, struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"snapshot is malformed: {type(exc).__name__}: {exc}") from None
     return meta, payloads

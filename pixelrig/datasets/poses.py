@@ -41,28 +41,31 @@ _POSE_STRUCTS = frozenset({
 })
 """What pybullet's restore into existing objects reads for poses and velocities."""
 
+
+def _strings(dna: bytes, pos: int, count: int) -> tuple[list[bytes], int]:
+    """``count`` NUL-terminated strings of a DNA section from ``pos``, and where the next section starts (the
+    offset after them, aligned to 4 bytes)."""
+    out = []
+    for _ in range(count):
+        end = dna.index(b"\0", pos)
+        out.append(dna[pos:end])
+        pos = end + 1
+    return out, (pos + 3) & ~3
+
+
 @functools.lru_cache(maxsize=8)
 def _struct_names(dna: bytes) -> tuple[str, ...]:
     """The type name of every struct the DNA block (``SDNA NAME ... TYPE ... TLEN ... STRC ...``) describes, by
     struct index (what a block's DNA index refers to)."""
     if dna[:8] != b"SDNANAME":
         raise ValueError("bullet DNA block does not start with SDNANAME")
-    pos = 8
-    (count,) = struct.unpack_from("<i", dna, pos)
-    pos += 4
-    for _ in range(count):
-        pos = dna.index(b"\0", pos) + 1
-    pos = (pos + 3) & ~3
+    (count,) = struct.unpack_from("<i", dna, 8)
+    _, pos = _strings(dna, 12, count)
     if dna[pos:pos + 4] != b"TYPE":
         raise ValueError("bullet DNA block has no TYPE section where expected")
     (count,) = struct.unpack_from("<i", dna, pos + 4)
-    pos += 8
-    types = []
-    for _ in range(count):
-        end = dna.index(b"\0", pos)
-        types.append(dna[pos:end].decode("ascii"))
-        pos = end + 1
-    pos = (pos + 3) & ~3
+    raw, pos = _strings(dna, pos + 8, count)
+    types = [t.decode("ascii") for t in raw]
     if dna[pos:pos + 4] != b"TLEN":
         raise ValueError("bullet DNA block has no TLEN section where expected")
     pos = (pos + 4 + 2 * len(types) + 3) & ~3

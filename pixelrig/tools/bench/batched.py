@@ -4,7 +4,6 @@ TinyRenderer PixelObs envs and the physics-only ceiling, measured in one run (``
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -13,6 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from pixelrig.datasets.replay import usable_cpus
 from pixelrig.tools.bench.common import cell, machine, rig_cameras
 from pixelrig.vector import make_vec
 from pixelrig.wrappers.pixel_obs import PixelObs
@@ -70,7 +70,7 @@ def measure(env_id: str = "pixelrig/PandaPush-v0", counts: Sequence[int] = (1, 4
     """
     rows = []
     cams: list = []
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cpus()
     for n in counts:
         envs = [gym.make(env_id, renderer="tiny") for _ in range(n)]
         if not cams:

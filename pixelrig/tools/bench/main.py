@@ -118,19 +118,20 @@ def main(argv: list[str] | None = None) -> int:
         r = report["vector"][0]
         print(f"\n## vector scaling (PandaPush-v0, async)\n1 worker {r['median'][1]:.1f} steps/s, 2 workers "
               f"{r['median'][2]:.1f} steps/s: {r['scaling']:.2f}x")
-    missing = [m for m in ("pyarrow", "h5py") if importlib.util.find_spec(m) is None]
-    if "datasets" in sections and missing:
-        print(f"\n## datasets: skipped, {' and '.join(missing)} not installed (pip install 'pixelrig[datasets]')")
-    elif "datasets" in sections:
-        from pixelrig.tools.bench.datasets import format_datasets
-        from pixelrig.tools.bench.datasets import measure as datasets_measure
+    if "datasets" in sections:
+        missing = [m for m in ("pyarrow", "h5py") if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"\n## datasets: skipped, {' and '.join(missing)} not installed (pip install 'pixelrig[datasets]')")
+        else:
+            from pixelrig.tools.bench.datasets import format_datasets
+            from pixelrig.tools.bench.datasets import measure as datasets_measure
 
-        quick = args.quick
-        report["datasets"] = datasets_measure([r for r in renderers if r in ("tiny", "gl")],
-                                              episodes=2 if quick else 8, steps=20 if quick else 50,
-                                              repeats=1 if quick else min(3, args.repeats))
-        print("\n## datasets: recording and replay against live stepping (PandaPush-v0, frames/s)\n"
-              + format_datasets(report["datasets"]))
+            quick = args.quick
+            report["datasets"] = datasets_measure([r for r in renderers if r in ("tiny", "gl")],
+                                                  episodes=2 if quick else 8, steps=20 if quick else 50,
+                                                  repeats=1 if quick else min(3, args.repeats))
+            print("\n## datasets: recording and replay against live stepping (PandaPush-v0, frames/s)\n"
+                  + format_datasets(report["datasets"]))
     if "soak" in sections:
         report["soak"] = soak(2_000 if args.quick else 20_000, warmup=500 if args.quick else 2_000,
                               every=100 if args.quick else 1_000)
