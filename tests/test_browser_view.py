@@ -343,8 +343,10 @@ def test_websocket_stream_follows_the_run() -> None:
 
 def test_a_browser_that_stops_reading_only_misses_frames_itself() -> None:
     """One viewer stops reading: once its socket buffers are full the server's send to it waits, and it misses the
-    frames in between; the other viewer keeps getting frames, and stepping never waits."""
-    with viewing(panda(), fps=200) as view:
+    frames in between; the other viewer keeps getting frames, and stepping never waits. The frames are large (3
+    cameras at 256 px, about 34 KB each) so that what the kernel buffers for the stalled socket (0.27 MB here, 0.53 MB
+    on CI's machine) stays a small part of what is published (about 5 MB)."""
+    with viewing(panda(256), fps=200) as view:
         view.reset(seed=0)
         stalled = socket.socket()
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -372,7 +374,7 @@ def test_a_browser_that_stops_reading_only_misses_frames_itself() -> None:
             with contextlib.suppress(TimeoutError):
                 while chunk := stalled.recv(1 << 16):  # what was waiting for it: a bounded backlog, not every frame
                     got += len(chunk)
-            assert got < sent / 2, f"the stalled viewer got {got} bytes of the {sent} published"
+            assert got < sent / 3, f"the stalled viewer got {got} bytes of the {sent} published"
         finally:
             stalled.close()
 
