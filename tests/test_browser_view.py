@@ -635,12 +635,28 @@ def test_chromium_shows_the_rig_and_follows_the_run(chromium) -> None:
             obs, _ = view.reset(seed=0)
             history = {0: obs}
             page.goto(view.url)
-            steps = [0]
+            steps, ends = [0], [0]
 
             def step() -> None:
-                obs, *_ = view.step(view.action_space.sample())
+                """One step, and a reset where the episode ended (PandaPush's limit is 100 steps; a slow browser
+                can keep run_until stepping past it): ``history`` holds the frame published at each step count."""
+                obs, _, terminated, truncated, _ = view.step(view.action_space.sample())
                 steps[0] += 1
                 history[steps[0]] = obs
+                if terminated or truncated:
+                    ends[0] += 1
+                    published = view.server.frames_published
+                    obs, _ = view.reset()
+                    if view.server.frames_published > published:  # the reset's frame replaced the step's
+                        history[steps[0]] = obs
+
+            def page_shows(read: Callable[[], str], want: str, timeout: float = 5.0) -> str:
+                """What ``read`` gives once it gives ``want``, or when ``timeout`` is up (the page redraws its
+                counters and chart a few times a second)."""
+                deadline = time.monotonic() + timeout
+                while (got := read()) != want and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                return got
 
             def run_until(cond: Callable[[], bool], timeout: float = 20.0) -> None:
                 deadline = time.monotonic() + timeout
@@ -669,10 +685,7 @@ def test_chromium_shows_the_rig_and_follows_the_run(chromium) -> None:
             second = canvas_pixels(page)
             assert_looks_like(second, expected(view, history[second_step]), "the page's frame, later")
             assert np.abs(second.astype(int) - first).mean() > 1.0, "the picture changed as the env stepped"
-            deadline = time.monotonic() + 3  # the page redraws its counters a few times a second
-            while page.locator("#step").inner_text() != f"{steps[0]:,}" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert page.locator("#step").inner_text() == f"{steps[0]:,}"
+            assert page_shows(lambda: page.locator("#step").inner_text(), f"{steps[0]:,}") == f"{steps[0]:,}"
 
             for mode, button in (("depth", "Depth"), ("label", "Labels"), ("all", "All")):
                 page.get_by_role("button", name=button).click()
@@ -681,17 +694,13 @@ def test_chromium_shows_the_rig_and_follows_the_run(chromium) -> None:
                 at = settle()
                 assert_looks_like(canvas_pixels(page), expected(view, history[at], mode), f"the {mode} view")
 
-            assert attr(page, "data-points", "#returns") == "0"
-            run_until(lambda: steps[0] >= 100, timeout=30)  # PandaPush's time limit: the first episode ends
-            view.reset()
-            deadline = time.monotonic() + 5
-            while attr(page, "data-points", "#returns") != "1" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert attr(page, "data-points", "#returns") == "1"
-            deadline = time.monotonic() + 3
-            while page.locator("#episodes").inner_text() != "1" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert page.locator("#episodes").inner_text() == "1"
+            points = lambda: attr(page, "data-points", "#returns")  # noqa: E731
+            episodes = lambda: page.locator("#episodes").inner_text()  # noqa: E731
+            assert page_shows(points, str(ends[0])) == str(ends[0]), "a point per finished episode (none yet, mostly)"
+            target = ends[0] + 1
+            run_until(lambda: ends[0] == target, timeout=30)  # PandaPush's time limit: an episode ends
+            assert page_shows(points, str(target)) == str(target), "the finished episode's return is charted"
+            assert page_shows(episodes, str(target)) == str(target)
         finally:
             page.close()
 
