@@ -931,3 +931,90 @@ def test_injected_enospc_at_the_write_layer(tmp_path: Path, monkeypatch: pytest.
     written, exc = fill_until_full(tmp_path / "ds", "lerobot")
     assert written == 1 and exc.errno == errno.ENOSPC and "the disk is full" in str(exc)
     assert open_dataset(tmp_path / "ds").num_episodes == 1
+
+
+# ---- beyond PandaPush: other robot files, bang-bang actions -------------------------------------------------
+
+SIDE = [Camera("side", width=40, height=32, eye=(0.0, 1.8, 1.0), target=(0.0, 0.0, 0.4), far=4.0,
+               modalities=("rgb", "depth"))]
+
+
+def bang_bang(space: gym.spaces.Box, seed: int, steps: int) -> list[np.ndarray]:
+    """Actions at the bounds of ``space``: each component low or high at random."""
+    rng = np.random.default_rng(seed)
+    return [np.where(rng.random(space.shape) < 0.5, space.low, space.high).astype(space.dtype) for _ in range(steps)]
+
+
+@pytest.mark.parametrize(("source", "control", "renderer"), [
+    ("kuka_iiwa/model.urdf", "torque", "tiny"),
+    ("r2d2.urdf", "velocity", "tiny"),
+    ("mjcf/ant.xml", "torque", "gl"),
+])
+def test_replay_of_other_robots_at_full_effort_equals_a_live_run(source: str, control: str, renderer: str,
+                                                                tmp_path: Path) -> None:
+    """A robot file from pybullet_data, driven at the bounds of its action space through ``pixelrig/Robot-v0``,
+    recorded with one camera and replayed with a new side camera: the images equal a live run of the
+    same actions with that camera, rgb bit for bit (robomimic stores images without loss) and depth to the
+    millimetre it is stored in, episode by episode."""
+    if renderer == "gl":
+        gl_or_skip()
+    steps = 40
+
+    def make(cams: list[Camera]) -> gym.Env:
+        return PixelObs(gym.make("pixelrig/Robot-v0", source=source, control=control, renderer=renderer,
+                                 max_episode_steps=steps), cams=cams)
+
+    front = [Camera("front", width=32, height=24, eye=(1.6, 0.0, 1.2), target=(0.0, 0.0, 0.4), far=4.0,
+                    modalities=("rgb", "depth"))]
+    src, dst = tmp_path / "src.hdf5", tmp_path / "side.hdf5"
+    recorder = DatasetRecorder(make(front), src, format="robomimic", task="full effort")
+    actions = [bang_bang(recorder.action_space, seed, steps) for seed in (0, 1)]
+    try:
+        run_episodes(recorder, [0, 1], actions=actions)
+    finally:
+        recorder.close()
+    replay(src, dst, SIDE, progress=False)
+
+    live = make(SIDE)
+    try:
+        seen = run_episodes(live, [0, 1], actions=actions)
+    finally:
+        live.close()
+    new = open_dataset(dst)
+    try:
+        assert new.num_episodes == 2 and [new.episode_length(e) for e in range(2)] == [steps, steps]
+        for e, episode in enumerate(seen):
+            rgb = np.stack([o["side/rgb"] for o in episode[:-1]])
+            assert (rgb.max(axis=-1) > 0).mean() > 0.5, "the side camera should see the floor and the robot"
+            assert len({frame.tobytes() for frame in rgb}) > steps // 4, "the robot should move in view"
+            np.testing.assert_array_equal(new.rgb(e, "side"), rgb)
+            np.testing.assert_array_equal(new.rgb(e, "side", "next_obs"),
+                                          np.stack([o["side/rgb"] for o in episode[1:]]))
+            np.testing.assert_array_equal(new.depth(e, "side"),
+                                          np.stack([depth_to_mm(o["side/depth"], 4.0) for o in episode[:-1]]))
+            assert [f.action.tolist() for f in new.frames(e)] == [a.tolist() for a in actions[e]]
+        moved = [np.abs(episode[-1]["state"] - episode[0]["state"]).max() for episode in seen]
+        assert min(moved) > 0.05, f"full effort should move the robot: state changed by {moved}"
+    finally:
+        new.close()
+
+
+def test_a_wrapper_stack_replay_cannot_rebuild_is_named_with_the_fix(tmp_path: Path) -> None:
+    """An env wrapped by hand (``TimeLimit`` over an unwrapped env) records a wrapper stack that ``gym.make(id)``
+    does not rebuild: replay says so, naming both stacks and ``make_env=``, and leaves no destination behind;
+    with ``make_env=`` building the same stack it replays."""
+    def by_hand() -> gym.Env:
+        return gym.wrappers.TimeLimit(gym.make(ENV_ID, renderer="tiny").unwrapped, max_episode_steps=STEPS)
+
+    src = tmp_path / "src.hdf5"
+    recorder = DatasetRecorder(PixelObs(by_hand(), cams=RIG), src, format="robomimic", task="push the cube")
+    try:
+        run_episodes(recorder, [0])
+    finally:
+        recorder.close()
+    with pytest.raises(ValueError, match="make_env=") as caught:
+        replay(src, tmp_path / "new.hdf5", NEW_RIG, progress=False)
+    assert "TimeLimit" in str(caught.value)
+    assert not (tmp_path / "new.hdf5").exists()
+    done = replay(src, tmp_path / "new.hdf5", NEW_RIG, progress=False, make_env=by_hand)
+    assert (done.episodes, done.frames) == (1, STEPS)
