@@ -42,6 +42,11 @@ def backend_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+def bang_bang_action(space, rng: np.random.Generator) -> np.ndarray:
+    """An action at the bounds of a Box ``space``: each component its low or its high, at random."""
+    return np.where(rng.random(space.shape) < 0.5, space.low, space.high).astype(space.dtype)
+
+
 def physics_state(client: int) -> list:
     """Every body's base pose and velocity and every joint's position, velocity and reaction forces:
     the simulation's observable state, for bitwise comparisons."""

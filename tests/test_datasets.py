@@ -34,7 +34,7 @@ from pixelrig.datasets import (
     replay,
 )
 from pixelrig.envs.panda import PushExpert
-from tests.conftest import gl_or_skip
+from tests.conftest import bang_bang_action, gl_or_skip
 
 h5py = pytest.importorskip("h5py", reason='robomimic datasets need h5py: pip install "pixelrig[datasets]"')
 pa = pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
@@ -82,13 +82,20 @@ def run_episodes(env: gym.Env, seeds: list[int], cut_last: int | None = None,
     return episodes
 
 
+def record_env(env: gym.Env, path: Path, fmt: str, seeds: list[int], cut_last: int | None = None,
+               actions: list[list[np.ndarray]] | None = None, **kw) -> list[list[dict]]:
+    """Record :func:`run_episodes` of ``env`` into a dataset at ``path`` (``kw`` go to DatasetRecorder), closed
+    at the end."""
+    recorder = DatasetRecorder(env, path, format=fmt, **{"task": "push the cube", **kw})
+    try:
+        return run_episodes(recorder, seeds, cut_last, actions)
+    finally:
+        recorder.close()
+
+
 def record(path: Path, fmt: str, seeds: list[int], renderer: str = "tiny", cams: list[Camera] = RIG,
            cut_last: int | None = None, actions: list[list[np.ndarray]] | None = None, **kw) -> list[list[dict]]:
-    env = DatasetRecorder(make_env(renderer, cams), path, format=fmt, task="push the cube", **kw)
-    try:
-        return run_episodes(env, seeds, cut_last, actions)
-    finally:
-        env.close()
+    return record_env(make_env(renderer, cams), path, fmt, seeds, cut_last, actions, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -336,9 +343,7 @@ def test_replay_of_a_randomised_env_is_exact(tmp_path: Path, monkeypatch: pytest
     def randomised(cams: list[Camera]) -> gym.Env:
         return PixelObs(gym.make(ENV_ID, renderer="tiny", max_episode_steps=4, randomize=randomize), cams=cams)
 
-    env = DatasetRecorder(randomised(RIG), tmp_path / "src.hdf5", format="robomimic")
-    run_episodes(env, [7, 8])
-    env.close()
+    record_env(randomised(RIG), tmp_path / "src.hdf5", "robomimic", [7, 8])
     reader = open_dataset(tmp_path / "src.hdf5")
     actions = [[f.action for f in reader.frames(e)] for e in range(2)]
     assert reader.info.env_kwargs["randomize"]["__dataclass__"] == "pixelrig.envs.randomization:Randomization"
@@ -939,12 +944,6 @@ SIDE = [Camera("side", width=40, height=32, eye=(0.0, 1.8, 1.0), target=(0.0, 0.
                modalities=("rgb", "depth"))]
 
 
-def bang_bang(space: gym.spaces.Box, seed: int, steps: int) -> list[np.ndarray]:
-    """Actions at the bounds of ``space``: each component low or high at random."""
-    rng = np.random.default_rng(seed)
-    return [np.where(rng.random(space.shape) < 0.5, space.low, space.high).astype(space.dtype) for _ in range(steps)]
-
-
 @pytest.mark.parametrize(("source", "control", "renderer"), [
     ("kuka_iiwa/model.urdf", "torque", "tiny"),
     ("r2d2.urdf", "velocity", "tiny"),
@@ -967,12 +966,10 @@ def test_replay_of_other_robots_at_full_effort_equals_a_live_run(source: str, co
     front = [Camera("front", width=32, height=24, eye=(1.6, 0.0, 1.2), target=(0.0, 0.0, 0.4), far=4.0,
                     modalities=("rgb", "depth"))]
     src, dst = tmp_path / "src.hdf5", tmp_path / "side.hdf5"
-    recorder = DatasetRecorder(make(front), src, format="robomimic", task="full effort")
-    actions = [bang_bang(recorder.action_space, seed, steps) for seed in (0, 1)]
-    try:
-        run_episodes(recorder, [0, 1], actions=actions)
-    finally:
-        recorder.close()
+    recorded = make(front)
+    rngs = [np.random.default_rng(seed) for seed in (0, 1)]
+    actions = [[bang_bang_action(recorded.action_space, rng) for _ in range(steps)] for rng in rngs]
+    record_env(recorded, src, "robomimic", [0, 1], actions=actions, task="full effort")
     replay(src, dst, SIDE, progress=False)
 
     live = make(SIDE)
@@ -1007,14 +1004,11 @@ def test_a_wrapper_stack_replay_cannot_rebuild_is_named_with_the_fix(tmp_path: P
         return gym.wrappers.TimeLimit(gym.make(ENV_ID, renderer="tiny").unwrapped, max_episode_steps=STEPS)
 
     src = tmp_path / "src.hdf5"
-    recorder = DatasetRecorder(PixelObs(by_hand(), cams=RIG), src, format="robomimic", task="push the cube")
-    try:
-        run_episodes(recorder, [0])
-    finally:
-        recorder.close()
+    record_env(PixelObs(by_hand(), cams=RIG), src, "robomimic", [0])
     with pytest.raises(ValueError, match="make_env=") as caught:
         replay(src, tmp_path / "new.hdf5", NEW_RIG, progress=False)
-    assert "TimeLimit" in str(caught.value)
+    assert re.search(r"its wrapper stack: \[[^]]*TimeLimit'\]; this env's: \[[^]]*TimeLimit', [^]]*OrderEnforcing",
+                     str(caught.value)), "both wrapper stacks should be named"
     assert not (tmp_path / "new.hdf5").exists()
     done = replay(src, tmp_path / "new.hdf5", NEW_RIG, progress=False, make_env=by_hand)
     assert (done.episodes, done.frames) == (1, STEPS)

@@ -12,6 +12,7 @@ import pybullet_data
 import pytest
 
 import pixelrig  # noqa: F401  (registers the ids)
+from tests.conftest import bang_bang_action
 
 DATA = pybullet_data.getDataPath()
 PYBULLET_CRASHES = {
@@ -36,8 +37,7 @@ def bang_bang(env: gym.Env, steps: int, seed: int = 0) -> int:
     obs, _ = env.reset(seed=seed)
     assert env.observation_space.contains(obs), "reset observation out of its space"
     for t in range(steps):
-        action = np.where(rng.random(space.shape) < 0.5, space.low, space.high).astype(space.dtype)
-        obs, _, terminated, truncated, _ = env.step(action)
+        obs, _, terminated, truncated, _ = env.step(bang_bang_action(space, rng))
         assert env.observation_space.contains(obs), (
             f"step {t}: observation leaves its space at indices "
             f"{np.flatnonzero((obs < env.observation_space.low) | (obs > env.observation_space.high)).tolist()}"
