@@ -32,6 +32,13 @@ def gl_or_skip() -> None:
         pytest.skip(f"gl renderer unavailable here: {probe.detail}")
 
 
+@pytest.fixture
+def gl_required() -> None:
+    """For ``pytest.mark.usefixtures("gl_required")``: skips where gl gets no context, fails under
+    PIXELRIG_REQUIRE_EGL=1 (a ``skipif`` mark would skip there too, and CI would stay green without gl)."""
+    gl_or_skip()
+
+
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
     """'tiny', 'egl' and 'gl' (egl and gl skipped with a reason where their probe fails)."""

@@ -16,14 +16,12 @@ import pytest
 import pixelrig
 from pixelrig import Camera
 from pixelrig.batched import BatchedVectorEnv, worker_slices
-from pixelrig.render.choice import probe_gl
 from pixelrig.vector import EnvFactory, make_vec
 
 from .conftest import assert_trees_equal
 from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps
 
-_PROBE = probe_gl()  # in a child process
-pytestmark = pytest.mark.skipif(not _PROBE.ok, reason=f"no OpenGL 4.3 EGL context here: {_PROBE.detail}")
+pytestmark = pytest.mark.usefixtures("gl_required")  # skips without gl; fails under PIXELRIG_REQUIRE_EGL=1
 
 CART = "pixelrig/CartPole-v0"
 PUSH = "pixelrig/PandaPush-v0"
@@ -211,6 +209,34 @@ def test_steps_drawn_in_parts_are_deterministic_and_match_one_pass() -> None:
     finally:
         for venv in venvs:
             venv.close()
+
+
+def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not assumed: a reset draws all 8 envs' 24 cameras in one GL pass, and a step one pass per part of
+    ``chunk_size(8)`` = 4 envs (12 cameras each), autoresets included: never a pass per env."""
+    from pixelrig.batched import chunk_size
+    from pixelrig.render.gl.renderer import GlRenderer
+
+    passes: list[int] = []
+    submit = GlRenderer.submit
+
+    def counted(self, requests):
+        passes.append(len(requests))
+        return submit(self, requests)
+
+    monkeypatch.setattr(GlRenderer, "submit", counted)
+    cams = small_push_cams()
+    venv = make_vec(PUSH, 8, cams=cams, vectorization_mode="batched", env_kwargs={"max_episode_steps": 2})
+    try:
+        venv.reset(seed=0)
+        assert passes == [8 * len(cams)], passes
+        part = chunk_size(8) * len(cams)
+        for t in range(4):  # the 2nd step ends every episode (TimeLimit 2), the 3rd autoresets every env
+            passes.clear()
+            venv.step(np.zeros((8, *venv.single_action_space.shape), np.float32))
+            assert passes == [part, part], f"step {t}: passes of {passes} cameras"
+    finally:
+        venv.close()
 
 
 def test_each_env_knows_the_process_it_runs_in() -> None:

@@ -15,6 +15,7 @@ from pixelrig.envs.panda import PushExpert
 from pixelrig.tools.bench.fidelity import agreement
 
 from .conftest import assert_trees_equal, gl_or_skip, physics_state
+from .test_gl import MAX_DEPTH_P99_M
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +50,7 @@ def test_physics_is_bitwise_the_same_as_with_tiny() -> None:
     assert_trees_equal(tiny, gl)
     fidelity = agreement(tiny_pixels, gl_pixels)
     assert fidelity["label"] >= 0.99 and fidelity["depth"] <= 0.001 and fidelity["rgb"] <= 6.0, fidelity
+    assert fidelity["depth_p99"] <= MAX_DEPTH_P99_M, fidelity
 
 
 def test_same_seed_same_actions_same_gl_pixels() -> None:
@@ -95,3 +97,4 @@ def test_randomised_colours_and_every_detail_drawn_as_tiny_draws_them(detail: st
             env.close()
     fidelity = agreement(frames["tiny"], frames["gl"])
     assert fidelity["label"] >= 0.99 and fidelity["depth"] <= 0.001 and fidelity["rgb"] <= 6.0, fidelity
+    assert fidelity["depth_p99"] <= MAX_DEPTH_P99_M, fidelity

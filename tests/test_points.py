@@ -211,6 +211,64 @@ def test_jittered_camera_extrinsics_and_points_follow_the_jitter(renderer: str) 
         env.close()
 
 
+# A box turned 35° about a diagonal axis: every face the camera sees is slanted, none is level or vertical.
+TILTED_HALF = 0.2
+TILTED_CENTRE = (0.0, 0.0, 0.45)
+TILTED_QUAT = tuple(p.getQuaternionFromAxisAngle(tuple(np.array([1.0, 0.6, 0.2]) / np.linalg.norm([1.0, 0.6, 0.2])),
+                                                 math.radians(35.0)))
+# Face interiors: pixels whose point lies more than 15% of the half-extent (3 cm) from every edge; edge pixels on
+# tiny and egl take a neighbour's plane by design (see normals_from_points).
+INTERIOR = 0.85
+# Face-interior pixels whose normal is within NORMAL_DEG of the face's, measured (tilted box / upright box): tiny
+# 196/197 and 185/186, gl all (worst 0.0003°), egl 195/197 and 185/187 (a depth-estimated normal at a pixel whose
+# neighbours are quantised steps of EGL's 24-bit depth, or a TinyRenderer corner sample, can tilt up to 27°).
+# Every normal set to (0, 0, 1) gets none of the tilted box's faces right.
+FACE_NORMALS_RIGHT = 0.98
+
+
+def box_face_normals(points: np.ndarray, centre, quat, half: float) -> tuple[np.ndarray, np.ndarray]:
+    """The analytic outward normals (N, 3) of the faces of a box (centre, quaternion, half-extent) that world
+    ``points`` (N, 3) lie on, and a mask of the points inside a face (away from its edges)."""
+    rot = np.array(p.getMatrixFromQuaternion(quat)).reshape(3, 3)
+    local = (points.astype(np.float64) - np.asarray(centre)) @ rot / half  # rows: rot.T @ (x - c)
+    face = np.abs(local).argmax(axis=1)
+    outward = np.zeros_like(local)
+    outward[np.arange(len(local)), face] = np.sign(local[np.arange(len(local)), face])
+    others = np.sort(np.abs(local), axis=1)[:, :2]
+    return outward @ rot.T, (others < INTERIOR).all(axis=1)
+
+
+def test_normals_of_a_tilted_box_and_an_upright_one_are_their_faces(renderer: str) -> None:
+    """Every face interior of a box tilted about a diagonal (three slanted faces in view), and of the primitives
+    scene's upright box (its top and two vertical faces), carries its face's outward normal: each pixel's normal
+    is checked against the analytic normal of the face its own point lies on."""
+
+    def build(env: BuiltByFunctionEnv) -> None:
+        plane(env)
+        c = env.client
+        col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[TILTED_HALF] * 3, physicsClientId=c)
+        vis = p.createVisualShape(p.GEOM_BOX, halfExtents=[TILTED_HALF] * 3, rgbaColor=(0.8, 0.2, 0.1, 1),
+                                  physicsClientId=c)
+        env.load_body("box", p.createMultiBody(0.0, col, vis, TILTED_CENTRE, TILTED_QUAT, physicsClientId=c))
+
+    cam = Camera("o", modalities=("label", "points", "normal"), **OBLIQUE)
+    scenes = [(lambda: BuiltByFunctionEnv(build, renderer=renderer), TILTED_CENTRE, TILTED_QUAT),
+              (lambda: PrimitivesEnv(renderer=renderer), (0.0, 0.0, 0.2), (0.0, 0.0, 0.0, 1.0))]
+    for world, centre, quat in scenes:  # one at a time: one EGL client per process
+        env = PixelObs(world(), cams=[cam], pixels_only=True)
+        try:
+            obs, _ = env.reset(seed=0)
+            box = obs["o/label"][..., 0] == 1
+            expected, interior = box_face_normals(obs["o/points"][box][:, :3], centre, quat, TILTED_HALF)
+            faces = {tuple(np.round(n, 6)) for n in expected[interior]}
+            assert len(faces) == 3, f"{renderer}: {len(faces)} faces in view, the scene needs 3"
+            err = angle_deg(obs["o/normal"][box][interior].astype(np.float64), expected[interior])
+            right = float((err <= NORMAL_DEG).mean())
+            assert right >= FACE_NORMALS_RIGHT, f"{renderer}: {right:.1%} of face normals within {NORMAL_DEG}°"
+        finally:
+            env.close()
+
+
 def test_link_and_class_ids_at_known_pixels(tmp_path: Path, renderer: str) -> None:
     """A camera level with the hanging arm sees its base and its arm link; the pixels where their centres project
     carry their link ids and classes (a 'body/link' pattern wins over a body pattern listed before it)."""
