@@ -141,13 +141,18 @@ def test_requires_python_admits_exactly_the_supported_versions() -> None:
     assert sys.version_info[:2] in SUPPORTED
 
 
-def test_pybullet_wheel_script_leaves_a_good_install_alone() -> None:
+def test_pybullet_wheel_script_leaves_a_good_install_alone(tmp_path: Path) -> None:
     """scripts/pybullet-wheel.sh (the Makefile's step on 3.12+) returns at once when the venv's pybullet already
-    has numpy: no download, no build."""
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "pybullet-wheel.sh"), sys.executable], capture_output=True,
+    has numpy: it runs the venv's Python once, to ask, and never pip (no download, no build, no reinstall)."""
+    calls = tmp_path / "calls"
+    shim = tmp_path / "python"  # the venv's interpreter, logging each way it is run
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "pybullet-wheel.sh"), str(shim)], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "building" not in out.stderr
+    assert calls.read_text().splitlines() == ["-"], calls.read_text()  # the numpy check (a script on stdin) alone
+    assert out.stdout == "" and out.stderr == ""
 
 
 def test_readme_gives_the_commands_the_import_error_gives() -> None:
