@@ -38,6 +38,8 @@ def read_lerobot(root: Path, out: Path) -> None:
         "episodes": [{k: episodes[e][k] for k in ("episode_index", "length", "dataset_from_index",
                                                     "dataset_to_index")} for e in range(len(episodes))],
         "stats_keys": sorted(ds.meta.stats) if ds.meta.stats is not None else None,
+        "stats": None if ds.meta.stats is None else {
+            key: {name: np.asarray(value).tolist() for name, value in s.items()} for key, s in ds.meta.stats.items()},
         "tasks": list(ds.meta.tasks.index),
     }
     np.savez(out, **{k: np.stack(v) for k, v in arrays.items()}, __meta__=np.array(json.dumps(meta)))

@@ -11,7 +11,15 @@ import pytest
 
 from pixelrig import Camera
 from pixelrig.datasets import depth_to_mm
-from tests.test_datasets import reader_venv_or_skip, record, record_then_kill, run_reader
+from tests.test_datasets import (
+    assert_stats_equal,
+    dataset_stats,
+    live_feature_values,
+    reader_venv_or_skip,
+    record,
+    record_then_kill,
+    run_reader,
+)
 
 pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
 
@@ -65,6 +73,16 @@ def test_lerobot_dataset_loads_what_was_recorded(tmp_path: Path) -> None:
     reader = open_dataset(root)
     stored = np.stack([f.action for e in range(3) for f in reader.frames(e)])
     np.testing.assert_array_equal(got["action"], stored)
+
+    # ... and, through LeRobot, what the live env was given and returned (rewards cast to the stored float32)
+    np.testing.assert_array_equal(got["action"], np.concatenate([ep.actions for ep in episodes]).astype(np.float32))
+    np.testing.assert_array_equal(got["next.reward"].reshape(-1),
+                                  np.array([r for ep in episodes for r in ep.rewards], np.float32))
+    np.testing.assert_array_equal(got["next.terminated"].reshape(-1), [f for ep in episodes for f in ep.terminated])
+    np.testing.assert_array_equal(got["next.truncated"].reshape(-1),
+                                  [f for ep in episodes for f in ep.stored_truncated()])
+    # LeRobot's meta.stats are the statistics of the live run's values (computed with numpy in the test)
+    assert_stats_equal(meta["stats"], dataset_stats(live_feature_values(episodes)))
 
 
 def test_lerobot_dataset_loads_a_dataset_whose_recorder_was_killed(tmp_path: Path) -> None:
