@@ -7,11 +7,16 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pixelrig.cameras.rigfile import load_rig
+
+from .colourings import PLACEHOLDER, label_colours, off_depth_ramp
+from .test_display import screenshot_of, window_geometry
 
 RIG_TOML = """
 [[cameras]]
@@ -47,6 +52,32 @@ def test_view_a_urdf_with_the_orbit_camera(xvfb: str) -> None:
     assert "viewing kuka_iiwa/model.urdf" in out.stderr  # the progress bar
 
 
+def rig_window(display: str, rig: Path) -> np.ndarray:
+    """What `pixelrig view kuka_iiwa/model.urdf --cams <rig>` shows, taken from the X server; the window is then
+    closed with its q key, and the command must exit cleanly."""
+    env = dict(os.environ, DISPLAY=display)
+    title = "pixelrig view: kuka_iiwa/model.urdf"
+    proc = subprocess.Popen([sys.executable, "-m", "pixelrig", "view", "kuka_iiwa/model.urdf", "--cams", str(rig),
+                             "--steps", "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while window_geometry(title) is None and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        shot = screenshot_of(display, title)
+        wid = subprocess.run(["xdotool", "search", "--name", title], check=True, capture_output=True,
+                             text=True).stdout.split()[0]
+        subprocess.run(["xdotool", "windowfocus", "--sync", wid, "key", "--window", wid, "q"], check=True,
+                       capture_output=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert re.fullmatch(r"viewed kuka_iiwa/model\.urdf for \d+ steps", out.strip()), out
+    return shot
+
+
 def test_view_an_env_id_with_a_rig_file(xvfb: str, tmp_path: Path) -> None:
     rig = tmp_path / "rig.toml"
     rig.write_text(RIG_TOML)
@@ -54,6 +85,22 @@ def test_view_an_env_id_with_a_rig_file(xvfb: str, tmp_path: Path) -> None:
     assert out.returncode != 0 and "source" in out.stderr  # Robot-v0 needs source=: use the file form
     out = view("kuka_iiwa/model.urdf", "--cams", str(rig), "--steps", "5", "--policy", "random", display=xvfb)
     assert out.returncode == 0, out.stderr
+    shot = rig_window(xvfb, rig)
+    # The window shows the rig file's cameras, tiled and scaled 2x: front (64 x 48: rgb | depth | label) above hand
+    # (32 x 32, rgb only); the env's own rig (one 84 x 84 camera) would make it 504 x 168.
+    assert shot.shape == (2 * (48 + 32), 2 * 3 * 64, 3), f"window of {shot.shape[1]} x {shot.shape[0]} px"
+    mosaic = shot[::2, ::2]
+    assert np.array_equal(shot, np.repeat(np.repeat(mosaic, 2, axis=0), 2, axis=1)), "2x pixels"
+    front_depth, front_label, hand = mosaic[:48, 64:128], mosaic[:48, 128:192], mosaic[48:]
+    # The depth pane is a depth colouring: every pixel on the ramp or black (measured: at most 0.6 levels off the
+    # finely sampled ramp; the rgb pane is 122 off on average) and more than one colour (69 here).
+    assert off_depth_ramp(front_depth).max() <= 3 and len(np.unique(front_depth.reshape(-1, 3), axis=0)) > 10
+    # The label pane: each pixel black or a body's colour (the scene has a handful of bodies), two at least.
+    palette = label_colours(np.arange(-1, 16)[None])[0]
+    assert (np.abs(front_label[:, :, None].astype(int) - palette).max(axis=-1).min(axis=-1) <= 1).all()
+    assert len(np.unique(front_label.reshape(-1, 3), axis=0)) >= 2
+    assert (hand[:, 32:96] == PLACEHOLDER).all(), "hand has no depth or labels: grey tiles"
+    assert (hand[:, 96:] == 0).all() and hand[:, :32].std() > 5, "hand's rgb, padded with black to the front row"
     out = view("pixelrig/HalfCheetah-v0", "--steps", "5", display=xvfb)
     assert out.returncode == 0, out.stderr
 

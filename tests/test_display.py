@@ -17,6 +17,7 @@ import pixelrig
 from pixelrig import Camera, HumanWindow, PixelObs, VideoRecorder
 from pixelrig.render.window import DisplayUnavailable, DisplayWindow
 
+from .colourings import mosaic_panes
 from .conftest import assert_trees_equal, gl_or_skip, physics_state
 
 
@@ -64,7 +65,11 @@ def test_window_shows_the_frame_sent_at_its_scale(xvfb: str) -> None:
 
 
 def test_human_window_shows_the_tiled_rig(xvfb: str) -> None:
-    env = HumanWindow(PixelObs(gym.make("pixelrig/PandaPush-v0")), scale=1, title="pixelrig test: rig")
+    """The window shows the rig's frame; each of its panes (a camera's rgb, depth colours, label colours) is
+    compared with the one made from the raw observations by the tests' own colourings (tests/colourings.py)."""
+    pixels = PixelObs(gym.make("pixelrig/PandaPush-v0"))
+    far = {cam.name: cam.far for cam in pixels.rig.cameras}
+    env = HumanWindow(pixels, scale=1, title="pixelrig test: rig")
     try:
         obs, _ = env.reset(seed=0)
         expected = env.frame_source.frame(obs)
@@ -72,6 +77,10 @@ def test_human_window_shows_the_tiled_rig(xvfb: str) -> None:
         shot = screenshot_of(xvfb, "pixelrig test: rig", expect=expected)
         assert np.abs(shot.astype(int) - expected).mean() < 1.0
         assert shot.std() > 20, "not a blank frame"
+        errors = mosaic_panes(shot, obs, far)
+        # The screen shows the frame's pixels as they are: measured 0.0 on every pane. A depth pane showing the
+        # rgb image instead is 55-106 grey levels off.
+        assert max(errors.values()) < 1.0, errors
     finally:
         env.close()
 
