@@ -1,0 +1,263 @@
+"""The mutation smoke: named mutants of pixelrig, each with the tests that must kill it.
+
+Each mutant breaks one feature the README claims, in a temporary copy of the tree, and runs the tests named for
+it against that copy (``PYTHONPATH`` puts the copy's ``pixelrig`` before the installed one, for child processes
+too). A mutant is killed when every test named for it fails (a parametrised test: at least one of its cases); it
+survives otherwise, and the smoke then fails. A mutant whose edit no longer applies to the code also fails
+the smoke: update the edit together with the code it breaks. A broken copy (a syntax error, a collection error)
+is not a kill.
+
+    python -m tests.mutants                # every mutant (CI's long stage: make test-mutants)
+    python -m tests.mutants --list         # names, what each breaks, the tests that kill it
+    python -m tests.mutants normals-up     # some, by name
+    python -m tests.mutants --baseline     # the named tests on the tree as it is: they must pass
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``old`` (which must occur exactly once) by ``new`` in ``path`` (relative to the repository root)."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A named break of one feature and the tests (pytest node ids) that must fail on it.
+
+    Attributes:
+        name: short id used on the command line.
+        breaks: what the mutant breaks, in a sentence.
+        tests: pytest node ids run against the mutated copy; each must fail (one case of a parametrised test).
+        edits: source edits; empty for a mutant of the machine (``env`` only).
+        env: environment variables set for the test run (a machine mutant: a missing EGL vendor file).
+    """
+
+    name: str
+    breaks: str
+    tests: tuple[str, ...]
+    edits: tuple[Edit, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+NO_EGL = {"PIXELRIG_REQUIRE_EGL": "1", "__EGL_VENDOR_LIBRARY_FILENAMES": "/nonexistent/egl_vendor.json"}
+"""A machine without an EGL vendor file (libglvnd finds no driver), where CI requires EGL."""
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("gl-tests-skip-without-egl", "no EGL vendor file while CI requires EGL: gl tests must fail, not skip",
+           ("tests/test_gl.py::test_gl_is_registered_and_envs_take_it",), env=NO_EGL),
+    Mutant("batched-tests-skip-without-egl", "no EGL vendor file while CI requires EGL: batched tests must fail",
+           ("tests/test_batched.py::test_first_observations_equal_lone_gl_envs_seeded_seed_plus_i",), env=NO_EGL),
+    Mutant("normals-up", "every normal is (0, 0, 1), estimated (tiny, egl) or drawn (gl)",
+           ("tests/test_points.py::test_normals_of_a_tilted_box_and_an_upright_one_are_their_faces",),
+           edits=(Edit("pixelrig/cameras/rig.py",
+                       'out[f"{name}/normal"] = normals_from_points(points, metres, centre, frame.seg)',
+                       'out[f"{name}/normal"] = np.float32([0, 0, 1]) * (frame.zbuffer[..., None] < 1.0)'),
+                  Edit("pixelrig/cameras/rig.py",
+                       'out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)',
+                       'out[f"{name}/normal"] = np.float32([0, 0, 1]) * (frame.zbuffer[..., None] < 1.0)'))),
+    Mutant("joint-state-garbage", "q and qd read as 3e38 (finite float32, inside an infinite Box)",
+           ("tests/test_observation_bounds.py::test_robot_files_that_left_their_space_stay_in_it",
+            "tests/test_observation_bounds.py::test_bundled_ids_stay_in_their_space_under_bang_bang"),
+           edits=(Edit("pixelrig/envs/terms.py", "value: Any = [s[0] for s in joint_states()]",
+                       "value: Any = [3e38 for s in joint_states()]"),
+                  Edit("pixelrig/envs/terms.py", "value = [s[1] for s in joint_states()]",
+                       "value = [3e38 for s in joint_states()]"),
+                  Edit("pixelrig/envs/base.py", "np.array([s[0] for s in states], dtype=np.float64),",
+                       "np.array([3e38 for s in states], dtype=np.float64),"),
+                  Edit("pixelrig/envs/base.py", "np.array([s[1] for s in states], dtype=np.float64),",
+                       "np.array([3e38 for s in states], dtype=np.float64),"))),
+    Mutant("wheel-script-reinstalls", "scripts/pybullet-wheel.sh reinstalls pybullet into a venv whose build is good",
+           ("tests/test_python_versions.py::test_pybullet_wheel_script_leaves_a_good_install_alone",),
+           edits=(Edit("scripts/pybullet-wheel.sh", "if numpy_ok; then\n  exit 0\nfi",
+                       "if false; then\n  exit 0\nfi"),)),
+    Mutant("batched-gl-unbatched", "batched gl envs each drawn alone (a GL pass per env, not per part)",
+           ("tests/test_batched.py::test_a_step_draws_each_part_of_the_envs_in_one_gl_pass",),
+           edits=(Edit("pixelrig/batched.py", 'if backend.name == "gl":  # as GlBackend.render_many',
+                       'if False:  # as GlBackend.render_many'),)),
+    Mutant("gl-bodies-3cm-far", "gl draws every body but the ground and the table 3 cm further from the camera",
+           ("tests/test_gl.py::test_matches_tiny_renderer",),
+           edits=(Edit("pixelrig/render/gl/renderer.py", "z = _zbuffer(lin[rows, cols][::-1], r.projection)",
+                       "s = seg_all[rows, cols][::-1]\n"
+                       "            z = _zbuffer(lin[rows, cols][::-1] + 0.03 * (((s & 0xFFFFFF) >= 2) & (s >= 0)), "
+                       "r.projection)"),)),
+    Mutant("recorded-rewards-zero", "the dataset recorder stores every reward as 0.0",
+           ("tests/test_datasets.py::test_robomimic_layout", "tests/test_datasets.py::test_lerobot_layout"),
+           edits=(Edit("pixelrig/datasets/recorder.py", "Frame(self._obs, stored_action, float(reward), ",
+                       "Frame(self._obs, stored_action, 0.0, "),)),
+    Mutant("lerobot-video-frozen", "LeRobot videos repeat each episode's first frame",
+           ("tests/test_datasets.py::test_lerobot_layout",),
+           edits=(Edit("pixelrig/datasets/lerobot.py",
+                       "_each(lambda cam: ep.videos[cam].write(frame.obs.rgb[cam]), list(ep.videos))",
+                       "ep.first = dict(frame.obs.rgb); "
+                       "_each(lambda cam: ep.videos[cam].write(ep.first[cam]), list(ep.videos))"),
+                  Edit("pixelrig/datasets/lerobot.py", "stream.write(frame.obs.rgb[cam])",
+                       "stream.write(ep.first[cam])"))),
+    Mutant("lerobot-stats-zero", "every statistic in LeRobot's meta/stats.json is 0 (counts kept)",
+           ("tests/test_datasets.py::test_lerobot_layout",),
+           edits=(Edit("pixelrig/datasets/common.py", "out[key][name] = arr.tolist()",
+                       'out[key][name] = (arr * (name == "count")).tolist()'),)),
+    Mutant("video-frozen", "VideoRecorder writes the reset frame for the whole episode",
+           ("tests/test_video.py::test_one_mp4_per_episode_reads_back",
+            "tests/test_demo.py::test_demo_writes_sheet_and_video"),
+           edits=(Edit("pixelrig/wrappers/video_recorder.py",
+                       "            self._stream.write(self.frame_source.frame(obs))",
+                       "            self._frozen = self.frame_source.frame(obs)\n"
+                       "            self._stream.write(self._frozen)"),
+                  Edit("pixelrig/wrappers/video_recorder.py",
+                       "            self._stream.write(self.frame_source.frame(result[0]))",
+                       "            self._stream.write(self._frozen)"))),
+    Mutant("web-depth-shows-rgb", "the browser page's depth view shows the RGB image",
+           ("tests/test_browser_view.py::test_compose_views",
+            "tests/test_browser_view.py::test_chromium_shows_the_rig_and_follows_the_run"),
+           edits=(Edit("pixelrig/render/web.py",
+                       "        return colorize_depth(img, background=near_far[1]) if near_far and near_far[1] > 0 "
+                       "else colorize_depth(img)",
+                       '        return np.ascontiguousarray(frames[f"{camera}/rgb"][env][..., :3], dtype=np.uint8)'),)),
+    Mutant("mosaic-depth-shows-rgb", "the tiled rig's depth pane shows the RGB image (window, sheet, video, gif)",
+           ("tests/test_display.py::test_human_window_shows_the_tiled_rig",
+            "tests/test_video.py::test_gif_of_the_tiled_rig"),
+           edits=(Edit("pixelrig/render/mosaic.py",
+                       "                tile = colorize_depth(img, background=near_far[1]) if near_far else "
+                       "colorize_depth(img)",
+                       '                tile = np.asarray(frames[f"{name}/rgb"], np.uint8)'),)),
+    Mutant("view-ignores-cams", "pixelrig view ignores --cams and shows the env's default rig",
+           ("tests/test_cli_view.py::test_view_an_env_id_with_a_rig_file",),
+           edits=(Edit("pixelrig/tools/view.py",
+                       "        env = HumanWindow(PixelObs(env, cams=load_rig(cams)), fps=fps, scale=scale, "
+                       "title=title)",
+                       "        env = HumanWindow(PixelObs(env), fps=fps, scale=scale, title=title)"),)),
+)
+
+
+def tracked_files() -> list[str]:
+    """The files of the working tree git knows of or would add (tracked, plus untracked files not ignored)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                         check=True, capture_output=True).stdout.decode()
+    return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+def copy_tree(dest: Path, files: list[str]) -> None:
+    for rel in files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+
+
+def apply(mutant: Mutant, tree: Path) -> None:
+    """Apply the mutant's edits to ``tree``; raise ``ValueError`` naming the edit that no longer applies."""
+    for edit in mutant.edits:
+        path = tree / edit.path
+        text = path.read_text()
+        count = text.count(edit.old)
+        if count != 1:
+            raise ValueError(f"mutant {mutant.name!r}: its edit of {edit.path} matches {count} places (must be 1): "
+                             f"update the mutant with the code it breaks:\n{edit.old}")
+        path.write_text(text.replace(edit.old, edit.new))
+
+
+def node_id(test: str) -> str:
+    """A pytest node id as junit reports name it: ``tests/test_x.py::test_y`` -> ``tests.test_x::test_y``."""
+    path, _, name = test.partition("::")
+    return f"{path.removesuffix('.py').replace('/', '.')}::{name}"
+
+
+def failures(junit: Path) -> list[str]:
+    """The test ids (``tests.test_x::test_y[case]``) that failed or errored in a junit XML report."""
+    if not junit.exists():
+        return []
+    failed = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.append(f"{case.get('classname')}::{case.get('name')}")
+    return failed
+
+
+def run(mutant: Mutant, files: list[str], verbose: bool, baseline: bool = False) -> tuple[bool, str, float]:
+    """Run one mutant: (killed, what happened, seconds). With ``baseline``, run its tests on the unmutated copy
+    (and its machine environment left out): (passed, what happened, seconds)."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"pixelrig-mutant-{mutant.name}-") as tmp:
+        tree = Path(tmp) / "tree"
+        copy_tree(tree, files)
+        if baseline:
+            mutant = Mutant(mutant.name, mutant.breaks, mutant.tests)
+        else:
+            apply(mutant, tree)
+        junit = Path(tmp) / "junit.xml"
+        env = {**os.environ, **mutant.env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree),
+                                                                                       os.environ.get("PYTHONPATH")]))}
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+               f"--junitxml={junit}", *mutant.tests]
+        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+        seconds = time.monotonic() - start
+        if verbose:
+            print(proc.stdout[-4000:], proc.stderr[-2000:], sep="\n")
+        failed = failures(junit)
+        if baseline:
+            return proc.returncode == 0, "the named tests pass" if proc.returncode == 0 else \
+                f"the named tests fail unmutated (exit status {proc.returncode}): {failed}", seconds
+        if proc.returncode == 1 and failed:
+            passed = [test for test in mutant.tests if not any(f.startswith(node_id(test)) for f in failed)]
+            if passed:
+                return False, f"SURVIVED {', '.join(passed)} (killed by {', '.join(failed)})", seconds
+            return True, f"killed: {len(failed)} failed, first {failed[0]}", seconds
+        if proc.returncode == 0:
+            return False, "SURVIVED: every named test passed", seconds
+        tail = "\n    ".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
+        return False, f"the run broke (pytest exit status {proc.returncode}), not a kill:\n    {tail}", seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="mutants to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each run's pytest output")
+    parser.add_argument("--baseline", action="store_true", help="run the named tests unmutated: they must pass")
+    args = parser.parse_args(argv)
+    by_name = {m.name: m for m in MUTANTS}
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        parser.error(f"unknown mutants {unknown}; choose from {sorted(by_name)}")
+    chosen = [by_name[n] for n in args.names] if args.names else list(MUTANTS)
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.breaks}\n    killed by: {' '.join(m.tests)}")
+        return 0
+    files = tracked_files()
+    survived = []
+    total = time.monotonic()
+    for m in chosen:
+        try:
+            killed, what, seconds = run(m, files, args.verbose, args.baseline)
+        except ValueError as e:
+            killed, what, seconds = False, str(e), 0.0
+        print(f"{'ok  ' if killed else 'FAIL'} {m.name} ({seconds:.0f} s): {what}", flush=True)
+        if not killed:
+            survived.append(m.name)
+    done = "passed unmutated" if args.baseline else "killed"
+    print(f"{len(chosen) - len(survived)}/{len(chosen)} mutants {done} in {time.monotonic() - total:.0f} s")
+    if survived:
+        print(f"not {done}: {', '.join(survived)}")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

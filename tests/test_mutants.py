@@ -1,0 +1,40 @@
+"""The mutation smoke's own checks, cheap enough for every ``make test``: each mutant still applies to the code (an
+edit that no longer matches is caught here, before CI's long stage) and names tests that exist."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.mutants import MUTANTS, ROOT, Edit, Mutant, apply
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_applies_and_names_real_tests(mutant: Mutant, tmp_path: Path) -> None:
+    for rel in {e.path for e in mutant.edits}:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text((ROOT / rel).read_text())
+    apply(mutant, tmp_path)  # raises when an edit matches no place or several
+    for rel in {e.path for e in mutant.edits}:
+        assert (tmp_path / rel).read_text() != (ROOT / rel).read_text()
+        if rel.endswith(".py"):
+            ast.parse((tmp_path / rel).read_text())  # a mutant that breaks the syntax kills nothing
+    assert mutant.tests and (mutant.edits or mutant.env)
+    for test in mutant.tests:
+        path, _, name = test.partition("::")
+        functions = {n.name for n in ast.walk(ast.parse((ROOT / path).read_text())) if isinstance(n, ast.FunctionDef)}
+        assert name.split("[")[0] in functions, f"{mutant.name}: {test} does not exist"
+
+
+def test_names_are_unique() -> None:
+    names = [m.name for m in MUTANTS]
+    assert len(names) == len(set(names))
+
+
+def test_an_edit_that_no_longer_applies_names_the_mutant(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("a = 1\na = 1\n")
+    for old, count in (("a = 1", 2), ("b = 2", 0)):
+        with pytest.raises(ValueError, match=f"mutant 'm': its edit of f.py matches {count} places"):
+            apply(Mutant("m", "breaks f", ("tests/x.py::t",), edits=(Edit("f.py", old, "c = 3"),)), tmp_path)
