@@ -64,8 +64,8 @@ test-learning: $(STAMP)
 # the lowest and the highest Gymnasium pyproject accepts (Ray, which pins one, is left out there). A whole-suite
 # run on both ends passed when the range was set; CI's 90 minutes hold these files, not three whole suites.
 GYM_RANGE := 1.0.0 1.4.0
-GYM_TESTS ?= tests/test_gymnasium_internals.py tests/test_snapshot.py tests/test_vector.py tests/test_batched.py \
-	tests/test_tasks_and_checkers.py tests/test_pixel_obs.py tests/test_video.py tests/test_training.py
+GYM_TESTS ?= tests/test_snapshots_gymnasium_internals.py tests/test_snapshots.py tests/test_vector.py tests/test_vector_batched.py \
+	tests/test_envs_tasks_and_checkers.py tests/test_wrappers_pixel_obs.py tests/test_wrappers_video_recorder.py tests/test_integrations_training.py
 test-gym-range: $(STAMP)
 	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v$(if $(filter 3.11,$(PYVER)),,-py$(PYVER)); \
 	  test -x $$e/bin/python || $(NEW_VENV) $$e; \

@@ -19,7 +19,7 @@ import gymnasium as gym
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig.cameras.rig import CameraRig
 from pixelrig.render.gl import GlBackend, gl_info, render_batch
-from pixelrig.render.gl.renderer import GlRequest
+from pixelrig.render.gl.pipeline import GlRequest
 
 ENV_ID = "pixelrig/PandaPush-v0"
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig import Camera, PixelObs, PointCloudObs
-from pixelrig.render.convert import label_palette
+from pixelrig.display.colours import label_palette
 
 ENV_ID = "pixelrig/PandaPush-v0"
 MODALITIES = ("rgb", "label", "points", "normal")

@@ -12,8 +12,8 @@ from PIL import Image
 
 import pixelrig  # noqa: F401  (registers the ids)
 from pixelrig import PixelObs
+from pixelrig.display.mosaic import tile_rig
 from pixelrig.envs.panda import PushExpert
-from pixelrig.render.mosaic import tile_rig
 
 
 def rig_after(renderer: str, steps: int = 40) -> np.ndarray:

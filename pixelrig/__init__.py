@@ -1,18 +1,69 @@
 """pixelrig: pixel observations (RGB, metric depth, labels) for pybullet + gymnasium robot environments.
 
-Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pixelrig/PandaPush-v0``, ...).
+Importing pixelrig registers its environment ids (``pixelrig/CartPole-v0``, ``pixelrig/PandaPush-v0``, ...) and
+nothing heavier: the names below load their modules (pybullet among them) on first use.
 """
 
-from pixelrig.cameras import Camera, CameraRig
-from pixelrig.datasets import DatasetRecorder
-from pixelrig.envs import BulletEnv, Randomization, RobotEnv, register_envs
-from pixelrig.render import RendererUnavailable, resolve_renderer
-from pixelrig.render.window import DisplayUnavailable
-from pixelrig.snapshot import Snapshot, restore, snapshot
-from pixelrig.vector import make_vec
-from pixelrig.wrappers import BrowserView, HumanWindow, PixelObs, PointCloudObs, VideoRecorder
+from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+from pixelrig.envs.registration import register_envs
+from pixelrig.system.lazy import lazy_exports
+from pixelrig.version import __version__
+
+_EXPORTS: dict[str, str] = {
+    "BrowserView": "pixelrig.wrappers.browser_view",
+    "BulletEnv": "pixelrig.envs.base",
+    "Camera": "pixelrig.cameras.spec",
+    "CameraRig": "pixelrig.cameras.rig",
+    "DatasetExistsError": "pixelrig.errors",
+    "DatasetRecorder": "pixelrig.datasets.recorder",
+    "DatasetWriteError": "pixelrig.errors",
+    "DisplayUnavailable": "pixelrig.errors",
+    "HumanWindow": "pixelrig.wrappers.human_window",
+    "PixelObs": "pixelrig.wrappers.pixel_obs",
+    "PointCloudObs": "pixelrig.wrappers.point_cloud",
+    "PortInUseError": "pixelrig.errors",
+    "Randomization": "pixelrig.envs.randomization",
+    "RendererUnavailable": "pixelrig.errors",
+    "ReplayWorkerError": "pixelrig.errors",
+    "RobotEnv": "pixelrig.envs.robot",
+    "Snapshot": "pixelrig.snapshots",
+    "VideoRecorder": "pixelrig.wrappers.video_recorder",
+    "make_vec": "pixelrig.vector.make",
+    "resolve_renderer": "pixelrig.render.choice",
+    "restore": "pixelrig.snapshots",
+    "snapshot": "pixelrig.snapshots",
+}
+"""Every public name and the module that defines it (imported when the name is first used)."""
+
+if TYPE_CHECKING:
+    from pixelrig.cameras.rig import CameraRig
+    from pixelrig.cameras.spec import Camera
+    from pixelrig.datasets.recorder import DatasetRecorder
+    from pixelrig.envs.base import BulletEnv
+    from pixelrig.envs.randomization import Randomization
+    from pixelrig.envs.robot import RobotEnv
+    from pixelrig.errors import (
+        DatasetExistsError,
+        DatasetWriteError,
+        DisplayUnavailable,
+        PortInUseError,
+        RendererUnavailable,
+        ReplayWorkerError,
+    )
+    from pixelrig.render.choice import resolve_renderer
+    from pixelrig.snapshots import Snapshot, restore, snapshot
+    from pixelrig.vector.make import make_vec
+    from pixelrig.wrappers.browser_view import BrowserView
+    from pixelrig.wrappers.human_window import HumanWindow
+    from pixelrig.wrappers.pixel_obs import PixelObs
+    from pixelrig.wrappers.point_cloud import PointCloudObs
+    from pixelrig.wrappers.video_recorder import VideoRecorder
+
+
+__getattr__, __dir__ = lazy_exports("pixelrig", _EXPORTS, globals())
 
 register_envs()
 
@@ -21,13 +72,17 @@ __all__ = [
     "BulletEnv",
     "Camera",
     "CameraRig",
+    "DatasetExistsError",
     "DatasetRecorder",
+    "DatasetWriteError",
     "DisplayUnavailable",
     "HumanWindow",
     "PixelObs",
     "PointCloudObs",
+    "PortInUseError",
     "Randomization",
     "RendererUnavailable",
+    "ReplayWorkerError",
     "RobotEnv",
     "Snapshot",
     "VideoRecorder",

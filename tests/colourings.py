@@ -3,7 +3,7 @@ pixelrig shows (a window, a video, a page) with a picture that pixelrig's own co
 
 Definitions (README: "RGB | depth (near = yellow, far = blue, background black) | labels (one colour per body)";
 the docstrings of ``pixelrig.render.convert.colorize_depth`` / ``colorize_labels`` / ``label_palette`` and
-``pixelrig.render.mosaic.tile_rig``). The numbers the docstrings leave out (the ramp's five stops, the palette's
+``pixelrig.display.mosaic.tile_rig``). The numbers the docstrings leave out (the ramp's five stops, the palette's
 saturation and value terms) are pinned here as data, copied from ``pixelrig/render/convert.py``; the arithmetic
 (interpolation along the ramp with ``np.interp``, HSV to RGB with ``colorsys``, the tiling) is written anew:
 

@@ -19,8 +19,8 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
+from pixelrig.display.colours import colorize_depth, label_palette
 from pixelrig.render.choice import probe_egl, probe_gl
-from pixelrig.render.convert import colorize_depth, label_palette
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN_DIR = REPO / "golden"

@@ -618,7 +618,7 @@ def test_pose_restore_equals_pybullets_full_restore() -> None:
     """The cut-down .bullet restore sets every pose, velocity and link frame as pybullet's full restore does, and
     the images are equal; PoseRestorer proves it before using it, and anything that is not a .bullet file is
     restored whole."""
-    from pixelrig.datasets.poses import PoseRestorer, pose_chunks, pose_signature
+    from pixelrig.datasets.bullet_file import PoseRestorer, pose_chunks, pose_signature
     from pixelrig.envs.state import restore_bullet
 
     env, states = stepped_states(12)
@@ -642,7 +642,7 @@ def test_pose_restore_equals_pybullets_full_restore() -> None:
 def test_physics_of_reads_only_the_physics_and_checks_like_from_bytes() -> None:
     """What replay reads per frame: the snapshot's identity and .bullet state, with the same checks as a full
     parse (a flipped byte is a checksum error, foreign bytes are named)."""
-    from pixelrig.snapshot import physics_of
+    from pixelrig.snapshots import physics_of
 
     env = make_env()
     env.reset(seed=1)
@@ -680,7 +680,7 @@ def test_pybullet_caches_state_files_by_name() -> None:
     seen even after the file changed."""
     import pybullet as pb
 
-    from pixelrig.datasets.poses import pose_signature
+    from pixelrig.datasets.bullet_file import pose_signature
 
     env, states = stepped_states(4)
     client = env.unwrapped.client
@@ -698,7 +698,7 @@ def test_pybullet_caches_state_files_by_name() -> None:
 
 
 def test_pose_restore_falls_back_when_it_would_not_be_exact() -> None:
-    from pixelrig.datasets.poses import PoseRestorer, pose_signature
+    from pixelrig.datasets.bullet_file import PoseRestorer, pose_signature
 
     env, states = stepped_states(3)
     client = env.unwrapped.client
@@ -782,8 +782,8 @@ def test_replay_in_worker_processes_equals_replay_in_this_one(renderer: str, tmp
 def test_copied_snapshots_must_be_the_episodes(robomimic_run: tuple[Path, list[Episode]], tmp_path: Path) -> None:
     """A robomimic writer told to copy an episode's snapshots from another file checks that they are that
     episode's (same count and sizes) before it commits the episode."""
-    from pixelrig.datasets.common import Frame, Observation
     from pixelrig.datasets.formats import open_writer
+    from pixelrig.datasets.frames import Frame, Observation
 
     src, _ = robomimic_run
     reader = open_dataset(src)
@@ -811,18 +811,18 @@ def test_default_worker_count() -> None:
     when make_env cannot go to another process."""
     import functools
 
-    from pixelrig.datasets.replay import MIN_FRAMES_PER_WORKER, _worker_count, usable_cpus
+    from pixelrig.datasets.replay import MIN_FRAMES_PER_WORKER, usable_cpus, worker_count
 
     cpus = usable_cpus()
     big = 100 * MIN_FRAMES_PER_WORKER
-    assert _worker_count(None, None, 1000, big) == min(cpus, 101)
-    assert _worker_count(None, None, 2, big) == min(cpus, 3)
-    assert _worker_count(None, None, 50, 2 * MIN_FRAMES_PER_WORKER - 1) == min(cpus, 2)
-    assert _worker_count(None, None, 50, MIN_FRAMES_PER_WORKER - 1) == 1
-    assert _worker_count(None, lambda: gym.make(ENV_ID), 50, big) == 1
-    assert _worker_count(None, functools.partial(gym.make, ENV_ID), 50, big) == min(cpus, 51)
-    assert _worker_count(5, None, 2, big) == 3  # never more workers than episodes
-    assert _worker_count(1, lambda: gym.make(ENV_ID), 50, big) == 1
+    assert worker_count(None, None, 1000, big) == min(cpus, 101)
+    assert worker_count(None, None, 2, big) == min(cpus, 3)
+    assert worker_count(None, None, 50, 2 * MIN_FRAMES_PER_WORKER - 1) == min(cpus, 2)
+    assert worker_count(None, None, 50, MIN_FRAMES_PER_WORKER - 1) == 1
+    assert worker_count(None, lambda: gym.make(ENV_ID), 50, big) == 1
+    assert worker_count(None, functools.partial(gym.make, ENV_ID), 50, big) == min(cpus, 51)
+    assert worker_count(5, None, 2, big) == 3  # never more workers than episodes
+    assert worker_count(1, lambda: gym.make(ENV_ID), 50, big) == 1
 
 
 @pytest.mark.parametrize("workers", [0, -1, 2.0, True, "2"])
@@ -903,7 +903,7 @@ def env_dying_on_third_pose_restore() -> gym.Env:
     """make_env for replay workers: the worker process exits (code 7) at its third per-frame pose restore."""
     import itertools
 
-    from pixelrig.datasets import poses
+    from pixelrig.datasets import bullet_file as poses
 
     calls, real = itertools.count(), poses.PoseRestorer.restore
 

@@ -1,10 +1,13 @@
-"""The package's shape: the top level is the public API, tools live in ``pixelrig.tools`` and nothing else imports
-them, ``import pixelrig`` stays light, and a normal (non-editable) install works from another directory."""
+"""The package's shape, as docs/ARCHITECTURE.md draws it: one folder per job, imports pointing one way with no
+circle (lazy imports included), no private name imported from another module, ``display`` and ``system`` free of
+pybullet, ``import pixelrig`` light, tests arranged like the package, and a normal install working from another
+directory."""
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,36 +20,142 @@ import pixelrig
 PACKAGE = Path(pixelrig.__file__).resolve().parent
 REPO = PACKAGE.parent
 
+LAYERS: dict[str, int] = {
+    "version": 0, "errors": 0, "system": 0, "display": 1, "render": 1, "cameras": 2, "envs": 3, "snapshots": 4,
+    "wrappers": 5, "vector": 6, "datasets": 6, "integrations": 7, "tools": 8, "__main__": 9,
+}
+"""Each top-level room's rank: a module may import its own room and rooms of lower rank only (``vector`` and
+``datasets`` are peers and import neither each other; ``display`` and ``render`` likewise)."""
 
-def test_top_level_holds_the_public_api_only() -> None:
-    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "__main__.py", "batched.py", "snapshot.py", "vector.py"], modules
-    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
-    public = {"cameras", "datasets", "envs", "integrations", "render", "tools", "wrappers"}
-    assert {"cameras", "envs", "render", "tools", "wrappers"} <= set(folders) <= public, folders
+LIGHT = ("version", "errors", "system", "display")
+"""Rooms that import nothing of pixelrig's above them: the display's child processes load these alone."""
 
 
-def imports_of(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def type_checking_lines(tree: ast.Module) -> set[int]:
+    """Line numbers inside ``if TYPE_CHECKING:`` blocks (imports for type hints only; never run)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def pixelrig_imports(name: str, path: Path) -> list[tuple[str, str | None, int]]:
+    """Every pixelrig import a module runs, at the top or inside a function: (module imported, name taken from it
+    or None, line)."""
     tree = ast.parse(path.read_text())
-    names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    return names
+    skip = type_checking_lines(tree)
+    out = []
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")[: len(name.split(".")) - node.level + (path.name == "__init__.py")]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] == "pixelrig":
+                for alias in node.names:
+                    full = f"{module}.{alias.name}"
+                    out.append((full, None, node.lineno) if full in MODULES else (module, alias.name, node.lineno))
+        elif isinstance(node, ast.Import):
+            out += [(a.name, None, node.lineno) for a in node.names if a.name.split(".")[0] == "pixelrig"]
+    return out
 
 
-def test_nothing_outside_tools_imports_tools() -> None:
-    offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-                 if "tools" not in p.relative_to(PACKAGE).parts[:1] and p.name != "__main__.py"
-                 and any(m.startswith("pixelrig.tools") for m in imports_of(p))]
-    assert not offenders, offenders
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the pixelrig modules it imports (a package import counts as its ``__init__``)."""
+    return {name: {m for m, _, _ in pixelrig_imports(name, path) if m in MODULES and m != name}
+            for name, path in MODULES.items()}
 
 
-def test_dependencies_point_one_way() -> None:
-    """render knows nothing of the others; cameras use render; envs use render (and camera specs)."""
-    allowed = {"render": {"render"}, "cameras": {"render", "cameras"}, "envs": {"render", "cameras", "envs"}}
-    for layer, ok in allowed.items():
-        for path in (PACKAGE / layer).rglob("*.py"):
-            used = {m.split(".")[1] for m in imports_of(path) if m.startswith("pixelrig.") and m.count(".") >= 1}
-            assert used <= ok, f"{path.relative_to(PACKAGE)} imports {sorted(used - ok)}"
+def room(module: str) -> str:
+    """The top-level room of a module ("" for the root package)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_top_level_holds_the_public_api_and_one_folder_per_job() -> None:
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert modules == ["__init__.py", "__main__.py", "errors.py", "snapshots.py", "version.py"], modules
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert set(folders) == set(LAYERS) - {"version", "errors", "snapshots", "__main__"}, folders
+
+
+def test_architecture_doc_lists_exactly_the_package_rooms() -> None:
+    """docs/ARCHITECTURE.md's folder list is the package's: a room added or removed fails here until the page says
+    so."""
+    doc = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    listed = set(re.findall(r"^`pixelrig/([a-z_]+)(?:/|\.py)`", doc, re.MULTILINE))
+    rooms = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if p.name != "__pycache__" and (p.is_dir() or p.suffix == ".py") and p.name not in ("__init__.py",)}
+    assert listed == rooms, f"in the doc only: {sorted(listed - rooms)}; in the package only: {sorted(rooms - listed)}"
+
+
+def test_imports_point_one_way() -> None:
+    """A module imports its own room and lower rooms only, lazy imports included; nothing imports the root package
+    (its names are a facade loaded on first use)."""
+    wrong = []
+    for name, path in MODULES.items():
+        if name == "pixelrig":
+            continue
+        for module, _, line in pixelrig_imports(name, path):
+            target = module.split(".")
+            if len(target) == 1 and room(name) != "__main__":
+                wrong.append(f"{name}:{line} imports the root package (import from the module that defines it)")
+            elif len(target) > 1 and target[1] != room(name) and LAYERS[target[1]] >= LAYERS[room(name)]:
+                wrong.append(f"{name}:{line} imports {module} (rank {LAYERS[target[1]]} >= {LAYERS[room(name)]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_circles() -> None:
+    """No two modules import each other, however indirectly (Tarjan's strongly connected components)."""
+    graph = import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    crossing = [f"{name}:{line} imports {taken} from {module}" for name, path in MODULES.items()
+                for module, taken, line in pixelrig_imports(name, path)
+                if taken and taken.startswith("_") and not taken.startswith("__")]
+    assert not crossing, "\n".join(crossing)
 
 
 def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
@@ -54,12 +163,47 @@ def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
+def test_light_rooms_load_no_pybullet(tmp_path: Path) -> None:
+    """Every module of display, system and errors imports (with the root package) without pybullet, gymnasium's envs
+    or the renderers: what the window and web-page processes load."""
+    light = [name for name in MODULES if room(name) in LIGHT]
+    out = run_python(f"import sys; import {', '.join(light)}; "
+                     "print([m for m in ('pybullet', 'moderngl', 'pixelrig.render', 'pixelrig.envs.base') "
+                     "if m in sys.modules])", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
 def test_import_pixelrig_stays_light(tmp_path: Path) -> None:
-    heavy = ["matplotlib", "torch", "ray", "stable_baselines3", "trimesh", "moderngl", "tqdm", "h5py", "pyarrow",
-             "aiohttp", "playwright"]
+    heavy = ["pybullet", "matplotlib", "torch", "ray", "stable_baselines3", "trimesh", "moderngl", "tqdm", "h5py",
+             "pyarrow", "aiohttp", "playwright", "cv2"]
     out = run_python(f"import sys, pixelrig; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_every_public_name_loads_from_the_root(tmp_path: Path) -> None:
+    """Each name of ``pixelrig.__all__`` loads on first use, is the object its module defines, and ``import
+    pixelrig`` registers the ids without loading them."""
+    out = run_python("import importlib, sys, gymnasium as gym, pixelrig\n"
+                     "assert 'pixelrig/PandaPush-v0' in gym.registry\n"
+                     "for name in pixelrig.__all__:\n"
+                     "    value = getattr(pixelrig, name)\n"
+                     "    if name != '__version__':\n"
+                     "        assert value is getattr(importlib.import_module(pixelrig._EXPORTS[name]), name), name\n"
+                     "print(len(pixelrig.__all__))", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip().splitlines()[-1]) == len(pixelrig.__all__)
+
+
+def test_tests_are_arranged_like_the_package() -> None:
+    """Each test file's name starts with the room it tests (test_<room>_...), so a reader finds a module's tests at
+    once; files that test the whole (README, layout, CLI tools) say so."""
+    whole = {"test_readme.py", "test_layout.py", "test_mutants.py", "test_python_versions.py"}
+    rooms = set(LAYERS) - {"__main__", "version"}
+    wrong = [p.name for p in (REPO / "tests").glob("test_*.py")
+             if p.name not in whole and p.stem.removeprefix("test_").split("_")[0] not in rooms]
+    assert not wrong, f"name these test_<room>_...: {wrong} (rooms: {sorted(rooms)})"
 
 
 @pytest.mark.parametrize("module", ["pixelrig.tools.bench.rig", "pixelrig.tools.bench.lod",
@@ -102,7 +246,7 @@ def test_non_editable_install_runs_from_another_directory(tmp_path: Path) -> Non
 
 def test_public_names_are_where_the_readme_says() -> None:
     from pixelrig.envs import BulletEnv, HasBulletClient
-    from pixelrig.render.window import DisplayUnavailable
+    from pixelrig.errors import DisplayUnavailable
 
     assert pixelrig.DisplayUnavailable is DisplayUnavailable
     assert isinstance(pixelrig.make_vec, type(test_public_names_are_where_the_readme_says))

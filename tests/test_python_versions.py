@@ -110,8 +110,9 @@ def test_without_the_flag_the_render_decides() -> None:
         check_pybullet_numpy(NoNumpyPybullet(numpy_flag=None, flat=True))
 
 
-def test_import_pixelrig_fails_with_a_pybullet_built_without_numpy() -> None:
-    """A fresh interpreter whose pybullet answers as the no-numpy build: `import pixelrig` raises the message."""
+def test_what_renders_fails_to_import_with_a_pybullet_built_without_numpy() -> None:
+    """A fresh interpreter whose pybullet answers as the no-numpy build: `import pixelrig` loads no pybullet, and the
+    first import of what renders (PixelObs) raises the message."""
     code = textwrap.dedent("""
         import sys, types
         import numpy as np
@@ -127,9 +128,11 @@ def test_import_pixelrig_fails_with_a_pybullet_built_without_numpy() -> None:
         fake.getCameraImage = getCameraImage
         sys.modules["pybullet"] = fake
         import pixelrig
+        print("imported")
+        from pixelrig import PixelObs
     """)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode != 0
+    assert out.returncode != 0 and out.stdout.splitlines() == ["imported"]
     assert "ImportError: pixelrig needs pybullet built with numpy" in out.stderr
     assert reinstall_commands()[1] in out.stderr
 

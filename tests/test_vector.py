@@ -12,7 +12,8 @@ import pytest
 import pixelrig
 from pixelrig import Camera
 from pixelrig.render.egl_devices import EglDevice, egl_index_for, select_gpu, visible_cuda_devices
-from pixelrig.vector import EnvFactory, make_vec
+from pixelrig.vector.factory import EnvFactory
+from pixelrig.vector.make import make_vec
 
 from .conftest import assert_trees_equal, egl_or_skip
 from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps

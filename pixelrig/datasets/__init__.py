@@ -5,19 +5,12 @@ Importing this package is light: pyarrow (LeRobot) and h5py (robomimic), the ``p
 imported when a dataset is opened, tqdm when ``replay`` runs.
 """
 
-from pixelrig.datasets.common import (
-    DEPTH_CONVENTION,
-    FORMATS,
-    DatasetExistsError,
-    DatasetInfo,
-    DatasetWriteError,
-    depth_to_mm,
-    mm_to_depth,
-)
 from pixelrig.datasets.formats import open_dataset
+from pixelrig.datasets.frames import depth_to_mm, mm_to_depth
+from pixelrig.datasets.info import DEPTH_CONVENTION, FORMATS, DatasetInfo
 from pixelrig.datasets.recorder import DatasetRecorder
 from pixelrig.datasets.replay import ReplayResult, replay
-from pixelrig.datasets.workers import ReplayWorkerError
+from pixelrig.errors import DatasetExistsError, DatasetWriteError, ReplayWorkerError
 
 __all__ = [
     "DEPTH_CONVENTION",

@@ -1,19 +1,69 @@
-"""Opening a dataset of either format for writing (new, overwritten or resumed) or reading, by name or by what is
-on disk; the format modules (and pyarrow / h5py) are imported only here, when a dataset is opened."""
+"""The two formats behind one interface: what a format's writer and reader do (:class:`EpisodeWriter`,
+:class:`DatasetReader`), and opening a dataset of either format for writing (new, overwritten or resumed) or
+reading. The format modules (and pyarrow / h5py) are imported only when a dataset is
+opened."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
-from pixelrig.datasets.common import (
-    DatasetInfo,
-    DatasetReader,
-    EpisodeWriter,
-    check_format,
-    detect_format,
-    prepare_target,
-)
+import numpy as np
+
+from pixelrig.datasets.frames import Frame, StoredFrame
+from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.target import check_format, detect_format, prepare_target
+
+
+class EpisodeWriter(Protocol):
+    """A format's writer: frames go in one at a time, an episode is committed whole by :meth:`end_episode`."""
+
+    path: Path
+    info: DatasetInfo
+    num_episodes: int
+    """Committed episodes (a resumed dataset's included)."""
+    needs_next_obs: bool
+    """Whether frames' ``next_obs`` is stored (robomimic's next_obs)."""
+
+    def add_frame(self, frame: Frame) -> None:
+        """Append a frame to the episode in progress (starting one if none is)."""
+
+    def end_episode(self, final_snapshot: bytes, end: str) -> int:
+        """Commit the episode in progress; ``end`` is "terminated", "truncated" or "cut". Returns its index."""
+
+    def abort_episode(self) -> None:
+        """Drop the episode in progress (its files are removed)."""
+
+    def close(self) -> None:
+        """Finish the dataset (an episode in progress must have been ended or aborted)."""
+
+
+class DatasetReader(Protocol):
+    """A format's reader (what replay needs)."""
+
+    path: Path
+    info: DatasetInfo
+    num_episodes: int
+
+    def episode_length(self, episode: int) -> int:
+        """Frames in ``episode``."""
+
+    def episode_end(self, episode: int) -> str:
+        """How ``episode`` ended: "terminated", "truncated" or "cut"."""
+
+    def frames(self, episode: int) -> Iterator[StoredFrame]:
+        """The episode's frames in order, read in bounded memory."""
+
+    def final_snapshot(self, episode: int) -> bytes:
+        """The state after the episode's last action."""
+
+    def final_state(self, episode: int) -> np.ndarray | None:
+        """The env's own observation after the last action, when the format stores it (else None)."""
+
+    def close(self) -> None:
+        """Release open files."""
 
 
 def open_writer(path: str | os.PathLike[str], fmt: str, info: DatasetInfo, overwrite: bool = False,

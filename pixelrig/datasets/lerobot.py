@@ -36,23 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from pixelrig.datasets.common import (
-    LOW_SPACE,
-    DatasetInfo,
-    DatasetWriteError,
-    Frame,
-    HistogramStats,
-    StoredFrame,
-    aggregate_stats,
-    atomic_write_bytes,
-    atomic_write_json,
-    check_writable_folder,
-    stats_from_json,
-    stats_to_json,
-    vector_stats,
-    writing,
-)
-from pixelrig.render.video import VideoStream
+from pixelrig.datasets.files import LOW_SPACE, atomic_write_bytes, atomic_write_json, check_writable_folder, writing
+from pixelrig.datasets.frames import Frame, StoredFrame
+from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.stats import HistogramStats, aggregate_stats, stats_from_json, stats_to_json, vector_stats
+from pixelrig.display.video import VideoStream
+from pixelrig.errors import DatasetWriteError
 
 CODEBASE_VERSION = "v3.0"
 CHUNKS_SIZE = 1000

@@ -13,20 +13,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pixelrig.datasets.common import (
-    DatasetInfo,
-    DatasetWriteError,
-    EpisodeWriter,
-    Frame,
-    Observation,
-    check_format,
-    split_observation,
-)
-from pixelrig.datasets.formats import open_writer
+from pixelrig.datasets.formats import EpisodeWriter, open_writer
+from pixelrig.datasets.frames import Frame, Observation, split_observation
+from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.target import check_format
 from pixelrig.envs.base import BulletEnv
+from pixelrig.errors import DatasetWriteError
 
-# _stack and _wrapper_state are snapshot()'s own steps: the recorder repeats snapshot() with the identity cached
-from pixelrig.snapshot import Snapshot, _stack, _wrapper_state, identity
+# wrapper_stack and wrapper_state are snapshot()'s own steps: the recorder repeats snapshot() with the identity cached
+from pixelrig.snapshots import Snapshot, identity, wrapper_stack, wrapper_state
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 
@@ -134,7 +129,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
                              "PixelObs(..., pixels_only=True) to record pixels only")
         action_shape, action_dtype = _action_layout(env.action_space)
         described = env_description(self._inner)
-        import pixelrig
+        from pixelrig.version import __version__
 
         self.info = DatasetInfo(
             **described,
@@ -142,7 +137,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
             task=task if task is not None else (described["env_id"] or type(base).__name__),
             rgb=rgb, depth=depth,
             state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),
-            action_shape=action_shape, action_dtype=action_dtype, pixelrig_version=pixelrig.__version__,
+            action_shape=action_shape, action_dtype=action_dtype, pixelrig_version=__version__,
         )
         self._fars = {c.name: c.far for c in cameras}
         self.path = Path(path)
@@ -171,7 +166,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._identity is None:
             self._identity = identity(self._inner)
         state = self._inner.unwrapped.export_state()
-        wrappers = [_wrapper_state(w) for w in _stack(self._inner)]
+        wrappers = [wrapper_state(w) for w in wrapper_stack(self._inner)]
         return Snapshot(self._identity, state, wrappers).to_bytes()
 
     def _observation(self, obs: Any) -> Observation:

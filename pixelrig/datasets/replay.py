@@ -17,24 +17,15 @@ from typing import Any
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.cameras.rigfile import load_rig
 from pixelrig.cameras.spec import Camera
-from pixelrig.datasets.common import (
-    DatasetInfo,
-    DatasetReader,
-    DatasetWriteError,
-    Frame,
-    MakeEnv,
-    Observation,
-    StoredFrame,
-    check_format,
-    check_target,
-    detect_format,
-    make_recorded_env,
-    recorded_env_args,
-)
-from pixelrig.datasets.formats import open_dataset, open_writer, writer_class
+from pixelrig.datasets.formats import DatasetReader, open_dataset, open_writer, writer_class
+from pixelrig.datasets.frames import Frame, Observation, StoredFrame
+from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.rebuild import MakeEnv, make_recorded_env, recorded_env_args
+from pixelrig.datasets.replay_workers import Workers, loadable_elsewhere
 from pixelrig.datasets.rerender import EpisodeEnd, Item, Renderer, episode_items
 from pixelrig.datasets.robomimic import RobomimicReader
-from pixelrig.datasets.workers import Workers, loadable_elsewhere
+from pixelrig.datasets.target import check_format, check_target, detect_format
+from pixelrig.errors import DatasetWriteError
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 MIN_FRAMES_PER_WORKER = 400
@@ -77,7 +68,7 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_count(workers: int | None, make_env: MakeEnv | None, episodes: int, frames: int) -> int:
+def worker_count(workers: int | None, make_env: MakeEnv | None, episodes: int, frames: int) -> int:
     """How many processes replay uses (this one included): ``workers`` checked, or chosen (None)."""
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -212,7 +203,7 @@ def replay(
         if make_env is None:
             recorded_env_args(reader.info, renderer)  # can the env be rebuilt? (raises naming make_env=)
         lengths = [reader.episode_length(e) for e in range(reader.num_episodes)]
-        count = _worker_count(workers, make_env, len(lengths), sum(lengths))
+        count = worker_count(workers, make_env, len(lengths), sum(lengths))
         needs_next_obs = bool(writer_class(fmt).needs_next_obs)
         return _replay(reader, Path(src), dst, fmt, cameras, renderer, make_env, overwrite, progress, count,
                        lengths, needs_next_obs, start)
@@ -225,7 +216,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
             lengths: list[int], needs_next_obs: bool, start: float) -> ReplayResult:
     from tqdm import tqdm
 
-    import pixelrig
+    from pixelrig.version import __version__
 
     def make_pixel() -> PixelObs:
         inner = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
@@ -243,7 +234,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
             reader.info, cameras=tuple(c.to_dict() for c in cameras),
             rgb=tuple(c.name for c in cameras if "rgb" in c.modalities),
             depth=tuple(c.name for c in cameras if "depth" in c.modalities),
-            renderer=source.backend, pixelrig_version=pixelrig.__version__, replayed_from=str(src.resolve()),
+            renderer=source.backend, pixelrig_version=__version__, replayed_from=str(src.resolve()),
         )
         _remove(staged)
         snapshots_from = src if fmt == "robomimic" and isinstance(reader, RobomimicReader) else None

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from pixelrig.cameras.spec import Camera
-from pixelrig.datasets.common import DatasetReader, Observation, StoredFrame, depth_to_mm
-from pixelrig.datasets.poses import PoseRestorer
-from pixelrig.snapshot import Snapshot, physics_of, restore
+from pixelrig.datasets.bullet_file import PoseRestorer
+from pixelrig.datasets.formats import DatasetReader
+from pixelrig.datasets.frames import Observation, StoredFrame, depth_to_mm
+from pixelrig.snapshots import Snapshot, physics_of, restore
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 
@@ -40,8 +41,8 @@ class Renderer:
     when the images allow it (``can_show_in_place``: the same parameters are randomised; PandaPush restores in 5 ms
     so, against 44 ms with the world rebuilt), else into a rebuilt world. Later frames of the episode only set the
     bodies' poses and velocities as pybullet's restore does, not its contact caches, which only a physics step would
-    read (:class:`~pixelrig.datasets.poses.PoseRestorer`, proven against the full restore at each episode's first
-    frame), from the snapshot's physics alone (:func:`~pixelrig.snapshot.physics_of`): an image depends on nothing
+    read (:class:`~pixelrig.datasets.bullet_file.PoseRestorer`, proven against the full restore at each episode's first
+    frame), from the snapshot's physics alone (:func:`~pixelrig.snapshots.physics_of`): an image depends on nothing
     else, and the world, its rig binding and the renderer's uploaded scene stay as they are (a full
     ``import_state`` would mark the scene changed and make the gl renderer upload it again every frame).
 

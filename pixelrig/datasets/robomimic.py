@@ -36,14 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from pixelrig.datasets.common import (
-    DatasetInfo,
-    Frame,
-    Observation,
-    StoredFrame,
-    check_writable_folder,
-    writing,
-)
+from pixelrig.datasets.files import check_writable_folder, writing
+from pixelrig.datasets.frames import Frame, Observation, StoredFrame
+from pixelrig.datasets.info import DatasetInfo
 
 ENV_TYPE_GYM = 2
 """robomimic's ``EnvType.GYM_TYPE``."""
@@ -94,7 +89,7 @@ def _obs_values(obs: Observation, info: DatasetInfo) -> dict[str, np.ndarray]:
 class _Episode:
     """The staging file of the episode being written and the frames not yet written to it."""
 
-    def __init__(self, writer: RobomimicWriter) -> None:
+    def __init__(self, writer: RobomimicWriter, snapshots_from: tuple[Path, str] | None) -> None:
         h5py = _h5py()
         self.path = staging_file(writer.path)
         self.path.unlink(missing_ok=True)
@@ -121,8 +116,7 @@ class _Episode:
         self.states: Any = None
         self.length = 0
         self.pending: list[Frame] = []
-        self.snapshots_from: tuple[Path, str] | None = writer._snapshots_from
-        writer._snapshots_from = None
+        self.snapshots_from = snapshots_from
 
     def write_states(self, snapshots: list[bytes]) -> None:
         width = max(len(s) for s in snapshots)
@@ -198,7 +192,8 @@ class RobomimicWriter:
         """Append a frame to the episode in progress (starting one if none is)."""
         with writing(f"episode {self.num_episodes}", staging_file(self.path), self.num_episodes):
             if self._episode is None:
-                self._episode = _Episode(self)
+                self._episode = _Episode(self, self._snapshots_from)
+                self._snapshots_from = None
             self._episode.pending.append(frame)
             if len(self._episode.pending) >= CHUNK_FRAMES:
                 self._flush()

@@ -26,15 +26,17 @@ import pybullet_data
 from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.display.window import DisplayWindow
 from pixelrig.envs import bodies
 from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
 from pixelrig.envs.randomization import Randomization, apply_body_poses, camera_jitter, check_body_names, draw_and_apply
 from pixelrig.envs.state import EnvState
-from pixelrig.render.backends import RenderBackend, backend_class, capture_native_stdout
+from pixelrig.render.backends import RenderBackend
 from pixelrig.render.choice import requested_renderer, resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
+from pixelrig.render.egl import capture_native_stdout
 from pixelrig.render.egl_devices import select_gpu
-from pixelrig.render.window import DisplayWindow
+from pixelrig.render.registry import backend_class
 
 CameraSpec = dict[str, Any]
 """A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pixelrig.render import cache
+from pixelrig.system import cache
 
 ALGORITHM = "fqms-3"  # bump when the simplification changes, so old cache entries are not reused
 MIN_PART_TRIANGLES = 24  # a small material part (a logo, a ring) keeps at least this many triangles
 
 
 def cache_root() -> Path:
-    """The cache folder (see :func:`pixelrig.render.cache.cache_root`), with its ``meshes`` folder created."""
+    """The cache folder (see :func:`pixelrig.system.cache.cache_root`), with its ``meshes`` folder created."""
     root = cache.cache_root()
     (root / "meshes").mkdir(parents=True, exist_ok=True)
     return root

@@ -12,7 +12,7 @@ from pathlib import Path
 import pybullet as p
 import pybullet_data
 
-from pixelrig.render.backends import capture_native_output
+from pixelrig.system.output import capture_native_output
 
 MODEL_SUFFIXES = {".urdf": "urdf", ".sdf": "sdf", ".xml": "mjcf", ".mjcf": "mjcf"}
 

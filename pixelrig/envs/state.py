@@ -1,5 +1,5 @@
 """The state side of :class:`pixelrig.envs.BulletEnv`: declared, sealed per-episode state, its exact export and
-import (what :func:`pixelrig.snapshot` captures), and pybullet's .bullet serialisation as bytes."""
+import (what :func:`pixelrig.snapshots` captures), and pybullet's .bullet serialisation as bytes."""
 
 from __future__ import annotations
 

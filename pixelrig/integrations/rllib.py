@@ -24,11 +24,9 @@ def env_creator(config: Mapping[str, Any] | None = None) -> gym.Env:
     With ``renderer="egl"`` and GPUs given to the runner by Ray (CUDA_VISIBLE_DEVICES), the runner renders on
     its GPU (``gpu=0``: the first CUDA device it sees).
     """
-    import pixelrig
-    from pixelrig import PixelObs
+    from pixelrig.wrappers.pixel_obs import PixelObs
 
     config = dict(config or {})
-    pixelrig.register_envs()
     kwargs = dict(config.get("env_kwargs", {}))
     if config.get("renderer") == "egl" and config.get("gpu", None) is not None:
         kwargs["gpu"] = config["gpu"]

@@ -1,16 +1,9 @@
-"""Rendering: the tiny (TinyRenderer), egl (EGL plugin) and gl (pixelrig's own) backends, backend choice, and image
-conversions."""
+"""Rendering, scene to pixels: the backends (listed in :mod:`pixelrig.render.registry`), choosing and probing
+them, and pure conversions of their buffers (depth, labels, points, normals)."""
 
+from pixelrig.errors import RendererUnavailable
 from pixelrig.render import _pybullet_check  # noqa: F401  (ImportError naming the fix if pybullet lacks numpy)
-from pixelrig.render.backends import (
-    RENDERER_CHOICES,
-    EglBackend,
-    RawFrame,
-    RenderBackend,
-    RendererUnavailable,
-    TinyBackend,
-    active_egl_client,
-)
+from pixelrig.render.backends import RawFrame, RenderBackend, TinyBackend
 from pixelrig.render.choice import (
     RendererProbe,
     choose_auto,
@@ -20,14 +13,10 @@ from pixelrig.render.choice import (
     requested_renderer,
     resolve_renderer,
 )
-from pixelrig.render.convert import (
-    BACKGROUND_LABEL,
-    colorize_depth,
-    colorize_labels,
-    decode_segmentation,
-    segmentation_to_label,
-    zbuffer_to_depth,
-)
+from pixelrig.render.convert import BACKGROUND_LABEL, decode_segmentation, segmentation_to_label, zbuffer_to_depth
+from pixelrig.render.egl import EglBackend
+from pixelrig.render.egl_plugin_owner import active_egl_client
+from pixelrig.render.registry import RENDERER_CHOICES
 
 __all__ = [
     "BACKGROUND_LABEL",
@@ -39,8 +28,6 @@ __all__ = [
     "RendererUnavailable",
     "TinyBackend",
     "active_egl_client",
-    "colorize_depth",
-    "colorize_labels",
     "decode_segmentation",
     "choose_auto",
     "make_backend",

@@ -18,7 +18,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from pixelrig.render.window import DisplayUnavailable
+    from pixelrig.errors import DisplayUnavailable
     from pixelrig.tools.view import run_viewer
 
     try:
@@ -34,7 +34,7 @@ def _view(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from gymnasium.error import DependencyNotInstalled
 
-    from pixelrig.render.web import PortInUseError
+    from pixelrig.errors import PortInUseError
     from pixelrig.tools.serve import run_server
 
     try:

@@ -13,8 +13,8 @@ import imageio.v2 as imageio
 import numpy as np
 from tqdm import tqdm
 
+from pixelrig.display.mosaic import tile_rig
 from pixelrig.envs.panda import PushExpert
-from pixelrig.render.mosaic import tile_rig
 from pixelrig.wrappers.pixel_obs import PixelObs
 from pixelrig.wrappers.video_recorder import VideoRecorder
 

@@ -1,7 +1,7 @@
 """``BrowserView``: watch a run, or every env of a vector env, from a browser, without changing it.
 
 The page (the tiled camera rig with rgb / depth / label views, step and episode counters, steps per second, a chart
-of episode returns) is served by a separate process (:class:`pixelrig.render.web.WebServer`, aiohttp). ``step()``
+of episode returns) is served by a separate process (:class:`pixelrig.display.web.WebServer`, aiohttp). ``step()``
 only counts and, at most ``fps`` times a second and only while a browser watches, copies the raw images into
 shared memory: colouring, tiling, encoding and sending happen in the server process. A slow, frozen or vanished
 browser never slows or stops training. Trajectories are bitwise those of the env without the view.
@@ -18,10 +18,10 @@ import numpy as np
 from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
-from pixelrig.render.mosaic import camera_names
-from pixelrig.render.web import MODALITIES, FrameLayout, WebServer, check_fps, layout_for
+from pixelrig.display.mosaic import camera_names
+from pixelrig.display.web import MODALITIES, FrameLayout, WebServer, check_fps, layout_for
 from pixelrig.wrappers.binding import BoundRig
-from pixelrig.wrappers.frames import CameraChoice, _obs_cameras
+from pixelrig.wrappers.frames import CameraChoice, observed_cameras
 
 
 def _shown_cameras(space: gym.Space) -> list[str]:
@@ -33,7 +33,7 @@ def _shown_cameras(space: gym.Space) -> list[str]:
 
 
 def _obs_layout(space: spaces.Dict, cams: list[str], num_envs: int) -> FrameLayout:
-    ranges = _obs_cameras(space)
+    ranges = observed_cameras(space)
     entries = []
     for cam in cams:
         mods = {m: (space.spaces[f"{cam}/{m}"].shape, space.spaces[f"{cam}/{m}"].dtype) for m in MODALITIES

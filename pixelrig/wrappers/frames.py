@@ -20,13 +20,13 @@ import numpy as np
 from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
-from pixelrig.render.mosaic import camera_names, tile_rig
+from pixelrig.display.mosaic import camera_names, tile_rig
 from pixelrig.wrappers.binding import BoundRig
 
 CameraChoice = str | Camera | Mapping[str, Any] | None
 
 
-def _obs_cameras(space: gym.Space) -> dict[str, tuple[float, float]]:
+def observed_cameras(space: gym.Space) -> dict[str, tuple[float, float]]:
     """Cameras present in a PixelObs Dict space, with their depth (near, far) where they have depth."""
     if not isinstance(space, spaces.Dict):
         return {}
@@ -48,7 +48,7 @@ class FrameSource:
 
     def __init__(self, env: gym.Env, camera: CameraChoice = None, who: str = "HumanWindow") -> None:
         self.env = env
-        self._in_obs = _obs_cameras(env.observation_space)
+        self._in_obs = observed_cameras(env.observation_space)
         self._bound: BoundRig | None = None
         self._name: str | None = None
         if camera is None:

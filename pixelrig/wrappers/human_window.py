@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from pixelrig.render.window import DisplayWindow
+from pixelrig.display.window import DisplayWindow
 from pixelrig.wrappers.frames import CameraChoice, FrameSource
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from pixelrig.render.video import FORMATS, VideoStream
+from pixelrig.display.video import FORMATS, VideoStream
 from pixelrig.wrappers.frames import CameraChoice, FrameSource
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pixelrig.render.backends import RawFrame, RenderBackend
 from pixelrig.render.gl import context as glc
-from pixelrig.render.gl.renderer import GlRequest, release, renderer
+from pixelrig.render.gl.pipeline import GlRequest, release, shared_pipeline
 
 _live: dict[int, int] = {}  # client -> number of open GlBackends drawing it
 
@@ -43,7 +43,7 @@ class GlBackend(RenderBackend):
         if self._closed:
             raise RuntimeError("gl render backend is closed: create a new environment to render again")
         request = GlRequest(self._client, width, height, view, projection, segmentation)
-        return renderer().render([request])[0]
+        return shared_pipeline().render([request])[0]
 
     def render_many(self, cameras: list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]) -> list[RawFrame]:
         """Render several cameras of this client in one pass: ``(width, height, view, projection, segmentation)``
@@ -53,21 +53,21 @@ class GlBackend(RenderBackend):
         for cam in cameras:
             w, h, v, pr, seg = cam
             requests.append(self.request(w, h, v, pr, segmentation=seg, normals=bool(getattr(cam, "normals", False))))
-        return renderer().render(requests)
+        return shared_pipeline().render(requests)
 
     def request(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...], *,
                 segmentation: bool, normals: bool = False) -> GlRequest:
         """A :class:`GlRequest` for this backend's client, to pass to ``render_batch`` with other requests.
 
         ``normals`` draws world normals too (a rig's :class:`~pixelrig.cameras.rig.CameraRequest` says so in its
-        ``normals`` attribute; the frame is then a :class:`~pixelrig.render.gl.renderer.GlFrame`)."""
+        ``normals`` attribute; the frame is then a :class:`~pixelrig.render.gl.pipeline.GlFrame`)."""
         if self._closed:
             raise RuntimeError("gl render backend is closed: create a new environment to render again")
         return GlRequest(self._client, width, height, view, projection, segmentation, normals)
 
     def invalidate(self) -> None:
         """Rebuild this client's scene at the next render (automatic rebuilds cover resets and colour changes)."""
-        renderer().invalidate(self._client)
+        shared_pipeline().invalidate(self._client)
 
     def close(self) -> None:
         """Release this backend; the client's scene goes when its last GlBackend closes, and the GL context when
@@ -78,7 +78,7 @@ class GlBackend(RenderBackend):
         count = _live.get(self._client, 1) - 1
         if count <= 0:
             _live.pop(self._client, None)
-            renderer().forget(self._client)
+            shared_pipeline().forget(self._client)
             if not _live:
                 release()
         else:

@@ -11,7 +11,8 @@ import ctypes
 import os
 from typing import Any
 
-from pixelrig.render.backends import RendererUnavailable, active_egl_client
+from pixelrig.errors import RendererUnavailable
+from pixelrig.render.egl_plugin_owner import active_egl_client
 
 HINT = "Use renderer='tiny' (or PIXELRIG_RENDERER=tiny)."
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from pixelrig.datasets.replay import usable_cpus
 from pixelrig.tools.bench.common import cell, machine, rig_cameras
-from pixelrig.vector import make_vec
+from pixelrig.vector.make import make_vec
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 MODES = ("ceiling", "tiny", "batched")

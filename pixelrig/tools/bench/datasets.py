@@ -37,11 +37,10 @@ from typing import Any
 
 import gymnasium as gym
 
-import pixelrig  # noqa: F401  (registers the ids)
-from pixelrig import PixelObs
 from pixelrig.datasets import DatasetRecorder, replay
-from pixelrig.datasets.replay import _worker_count, usable_cpus
+from pixelrig.datasets.replay import usable_cpus, worker_count
 from pixelrig.envs.panda import PushExpert
+from pixelrig.wrappers.pixel_obs import PixelObs
 
 ENV_ID = "pixelrig/PandaPush-v0"
 FORMATS = ("lerobot", "robomimic")
@@ -102,12 +101,12 @@ def hdf5_bytes(path: Path) -> dict[str, int]:
 
 def restore_costs(renderer: str, source: Path, steps: int) -> dict[str, float]:
     """Milliseconds per frame, over the recorded frames of ``source``: pybullet's full restore of a stored state,
-    replay's restore of its poses (:class:`~pixelrig.datasets.poses.PoseRestorer`), and the step it stands in for
+    replay's restore of its poses (:class:`~pixelrig.datasets.bullet_file.PoseRestorer`), and the step it stands in for
     (``env.step`` under the rig, which renders nothing: physics and the task's own Python)."""
-    from pixelrig import Snapshot, restore
     from pixelrig.datasets import open_dataset
-    from pixelrig.datasets.poses import PoseRestorer
+    from pixelrig.datasets.bullet_file import PoseRestorer
     from pixelrig.envs.state import restore_bullet
+    from pixelrig.snapshots import Snapshot, restore
 
     reader = open_dataset(source)
     snaps = [Snapshot.from_bytes(f.snapshot) for e in range(reader.num_episodes) for f in reader.frames(e)]
@@ -214,7 +213,7 @@ def bench(renderer: str, episodes: int, steps: int, repeats: int, scratch: Path)
     replays = [f"replay_{fmt}_{w}" for fmt in FORMATS for w in ("workers1", "workers2")]
     return {
         "renderer": renderer, "episodes": episodes, "frames": frames, "repeats": repeats,
-        "usable_cpus": usable_cpus(), "default_workers": _worker_count(None, None, episodes, frames),
+        "usable_cpus": usable_cpus(), "default_workers": worker_count(None, None, episodes, frames),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "frames_per_s_wall": {k: round(1.0 / v, 1) for k, v in best.items()},
         "cpu_ms_per_frame": {k: round(v * 1e3, 2) for k, v in best_cpu.items()},

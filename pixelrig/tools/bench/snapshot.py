@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import pybullet as p
 
-from pixelrig.snapshot import Snapshot, restore, snapshot
+from pixelrig.snapshots import Snapshot, restore, snapshot
 from pixelrig.tools.bench.common import machine
 
 

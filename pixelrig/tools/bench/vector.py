@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pixelrig.tools.bench.common import machine
-from pixelrig.vector import make_vec
+from pixelrig.vector.make import make_vec
 
 
 def steps_per_second(env_id: str, workers: int, steps: int) -> float:

@@ -1,0 +1,89 @@
+"""A recorded step as the formats write it (:class:`Frame`, :class:`Observation`) and read it back
+(:class:`StoredFrame`), and depth in stored millimetres."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pixelrig.datasets.info import DEPTH_UNIT_M, DatasetInfo
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What a dataset keeps of one observation.
+
+    Attributes:
+        rgb: camera -> (H, W, 3) uint8.
+        depth: camera -> (H, W, 1) uint16 millimetres (:data:`DEPTH_CONVENTION`).
+        state: the env's own observation (float32), or None.
+    """
+
+    rgb: dict[str, np.ndarray]
+    depth: dict[str, np.ndarray]
+    state: np.ndarray | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """One step: the observation the action was taken in, the action, what the step returned, and the snapshot
+    of the state ``obs`` was rendered in. ``next_obs`` is the observation the step returned."""
+
+    obs: Observation
+    action: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+    snapshot: bytes
+    next_obs: Observation
+
+
+def depth_to_mm(depth: np.ndarray, far: float) -> np.ndarray:
+    """Metric depth to stored millimetres.
+
+    Args:
+        depth: (H, W, 1) float32 metres along the optical axis, background = ``far`` (PixelObs' depth).
+        far: the camera's far plane (m).
+
+    Returns:
+        (H, W, 1) uint16 millimetres: round(depth × 1000) clipped to [1, 65535]; 0 where depth >= far
+        (background). See :data:`DEPTH_CONVENTION`.
+    """
+    d = np.asarray(depth, dtype=np.float64)
+    mm = np.clip(np.rint(d * 1000.0), 1, 65535).astype(np.uint16)
+    mm[d >= far] = 0
+    return mm
+
+
+def mm_to_depth(mm: np.ndarray, far: float) -> np.ndarray:
+    """Stored millimetres back to float32 metres, 0 (no surface) read as ``far`` as PixelObs gives it."""
+    m = np.asarray(mm).astype(np.float32) * np.float32(DEPTH_UNIT_M)
+    m[np.asarray(mm) == 0] = far
+    return m
+
+
+def split_observation(obs: Mapping[str, Any], info: DatasetInfo, fars: Mapping[str, float]) -> Observation:
+    """The parts of a PixelObs observation that a dataset keeps (RGB, depth as millimetres, the state)."""
+    state = None
+    if info.state_shape is not None:
+        state = np.asarray(obs["state"], dtype=np.float32).reshape(info.state_shape)
+    return Observation(
+        rgb={cam: np.asarray(obs[f"{cam}/rgb"], dtype=np.uint8) for cam in info.rgb},
+        depth={cam: depth_to_mm(obs[f"{cam}/depth"], fars[cam]) for cam in info.depth},
+        state=state,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredFrame:
+    """A frame as read back: everything but the images."""
+
+    action: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+    state: np.ndarray | None
+    snapshot: bytes

@@ -1,0 +1,711 @@
+"""The gl renderer proper: shared geometry and textures on the GPU, and :func:`render_batch`, which draws any number
+of cameras of any number of pybullet clients into one framebuffer (tiled viewports) with one readback per buffer.
+
+Drawing: one indexed vertex buffer holds every mesh (cached per file and scale, shared by every client of the
+process), per-instance model matrices are vertex attributes composed on the CPU, and each camera is one indirect
+multi-draw of its client's instances sorted front to back. Colour (RGBA8), linear eye depth (R32F) and the
+segmentation value (R32I) come from one pass; depth is converted back to pybullet's z-buffer convention in
+float64. When a request asks for normals, the pass uses a second program (the same shader plus one output) and a
+framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. Not thread-safe:
+call from one thread at a time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from pixelrig.render.backends import RawFrame
+from pixelrig.render.gl import context as glc
+from pixelrig.render.gl.meshes import MeshData
+from pixelrig.render.gl.scene import Scene, build_scene, compose_frames, link_poses, read_visuals, signature_of
+from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, VERTEX
+
+MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
+LIGHT = np.array([-50.0, 30.0, 100.0]) / np.linalg.norm([-50.0, 30.0, 100.0])
+_INSTANCE_DTYPE = np.dtype([("m", "<f4", (12,)), ("color", "<f4", (4,)), ("meta", "<i4", (4,))])
+
+
+@dataclass(frozen=True)
+class GlRequest:
+    """One camera image to render.
+
+    Attributes:
+        client: pybullet client id of the scene.
+        width: image width in pixels.
+        height: image height in pixels.
+        view: 16 floats, column-major view matrix (``pybullet.computeViewMatrix``).
+        projection: 16 floats, column-major projection matrix (``pybullet.computeProjectionMatrixFOV``).
+        segmentation: return the segmentation buffer (else ``seg`` is None).
+        normals: also return world normals (the frame is then a :class:`GlFrame`).
+    """
+
+    client: int
+    width: int
+    height: int
+    view: Sequence[float]
+    projection: Sequence[float]
+    segmentation: bool = True
+    normals: bool = False
+
+
+class GlFrame(RawFrame):
+    """A :class:`~pixelrig.render.backends.RawFrame` with the world normals the gl renderer drew: it unpacks as
+    ``(rgba, zbuffer, seg)`` like every frame and carries ``normal`` besides.
+
+    Attributes:
+        normal: (H, W, 3) float32 world-frame unit normals of the drawn triangles (the surface depth describes:
+            not the shading normals, which TinyRenderer's primitives take from their origin); 0 at background.
+    """
+
+    normal: np.ndarray
+
+    def __new__(cls, rgba: np.ndarray, zbuffer: np.ndarray, seg: np.ndarray | None, normal: np.ndarray) -> GlFrame:
+        self = super().__new__(cls, rgba, zbuffer, seg)
+        self.normal = normal
+        return self
+
+
+@dataclass
+class _Geometry:
+    first_index: int
+    count: int
+    base_vertex: int
+    texel_offset: int
+    tex_w: int
+    tex_h: int
+    radius: float  # bounding radius about the local origin (for draw ordering)
+
+
+class _ClientState:
+    """A client's scene plus the per-instance data that only changes when the scene does."""
+
+    def __init__(self) -> None:
+        self.scene: Scene | None = None
+        self.force_rebuild = False
+        self.static: np.ndarray = np.zeros(0, _INSTANCE_DTYPE)
+        self.draw: np.ndarray = np.zeros((0, 3), np.int64)  # per instance: count, first index, base vertex
+        self.radius: np.ndarray = np.zeros(0)  # per instance: bounding radius
+        self.visible: np.ndarray = np.zeros(0, bool)
+
+
+class _Slot:
+    """The GL objects one submitted batch draws with: its instance and indirect buffers, its vertex arrays (which
+    bind the instance buffer) and its framebuffer. A batch that is still being rasterised keeps its slot, and the
+    next batch takes another, so that drawing it never waits for the previous one (llvmpipe waits before it
+    overwrites a buffer or a target that a queued draw still uses)."""
+
+    def __init__(self) -> None:
+        self.inst: Any = None
+        self.indirect: Any = None
+        self.vao: Any = None
+        self.vao_normals: Any = None
+        self.fbo: Any = None
+        self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
+        self.fbo_size = (0, 0)
+        self.busy = False
+
+    def release_vaos(self) -> None:
+        for vao in (self.vao, self.vao_normals):
+            if vao is not None:
+                vao.release()
+        self.vao = self.vao_normals = None
+
+    def release_framebuffers(self) -> None:
+        if self.fbo_normals is not None:
+            self.fbo_normals.color_attachments[3].release()
+            self.fbo_normals.release()
+            self.fbo_normals = None
+        if self.fbo is not None:
+            for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
+                att.release()
+            self.fbo.release()
+            self.fbo = None
+        self.fbo_size = (0, 0)
+
+
+class PendingBatch:
+    """A batch of cameras drawn and sent to the GL (``glFlush``) but not yet read back: :meth:`collect` waits for it
+    and returns the frames. Between :meth:`GlPipeline.submit` and :meth:`collect` the caller may do other work (step
+    physics, submit further batches) while llvmpipe rasterises in its own threads."""
+
+    def __init__(self, owner: GlPipeline, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
+                 size: tuple[int, int]) -> None:
+        self._owner = owner
+        self._slot: _Slot | None = slot
+        self.requests = list(requests)
+        self.tiles = tiles
+        self.size = size
+
+    def collect(self) -> list[RawFrame]:
+        """The frames, one per request in order (waits for the GL to finish this batch).
+
+        Raises:
+            RuntimeError: collected twice.
+        """
+        slot = self._slot
+        if slot is None:
+            raise RuntimeError("this gl batch was already collected")
+        try:
+            return self._owner.read(slot, self.requests, self.tiles, self.size)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Give the batch's GL objects back without reading them (idempotent)."""
+        if self._slot is not None:
+            self._slot.busy = False
+            self._slot = None
+
+
+class _Layout:
+    """What a batch's instance and command buffers look like for given requests over given scenes, everything that
+    only changes when they do: the clients' instances concatenated (static data, frames to pose them with) and every
+    (camera, visible instance of its client) pair.
+
+    Holds the scenes and arrays it was made from, so that their ``id``s (the cache key) stay theirs.
+    """
+
+    def __init__(self, requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState]) -> None:
+        self.keep = [(states[c].static, states[c].visible) for c in clients]
+        self.scenes: list[tuple[int, Scene]] = []  # (client, scene) in instance order
+        base, frames, n = {}, 0, 0
+        base_rows, instance_frame = [], []
+        for client in clients:
+            scene = states[client].scene
+            assert scene is not None  # GlPipeline._refresh built it
+            self.scenes.append((client, scene))
+            base[client] = n
+            n += len(states[client].static)
+            base_rows.append(scene.base_rows + frames)
+            instance_frame.append(scene.instance_frame + frames)
+            frames += len(scene.frame_index)
+        self.static = np.concatenate([states[c].static for c in clients])
+        self.base_rows = np.concatenate(base_rows)
+        self.base_inv = np.concatenate([scene.base_inv for _, scene in self.scenes])
+        self.instance_frame = np.concatenate(instance_frame)
+        self.local = np.concatenate([scene.local for _, scene in self.scenes])
+        radius = np.concatenate([states[c].radius for c in clients])
+        visible = np.concatenate([states[c].visible for c in clients])
+        self.draw = np.concatenate([states[c].draw for c in clients]).astype(np.uint32)
+        first = np.array([base[r.client] for r in requests], np.int64)
+        length = np.array([len(states[r.client].static) for r in requests], np.int64)
+        req = np.repeat(np.arange(len(requests)), length)
+        inst = np.arange(len(req)) - np.repeat(np.cumsum(length) - length, length) + np.repeat(first, length)
+        keep = visible[inst]
+        self.req, self.inst = req[keep], inst[keep]
+        self.radius = radius[self.inst]
+
+
+class GlPipeline:
+    """Process-wide renderer state: the GL objects, the geometry registry and every client's scene."""
+
+    def __init__(self) -> None:
+        self.ctx: Any = None
+        self.prog: Any = None
+        self.prog_normals: Any = None  # compiled when a request first asks for normals
+        self.geometry: dict[Any, _Geometry] = {}
+        self.vertices: list[np.ndarray] = []
+        self.indices: list[np.ndarray] = []
+        self.n_vertices = 0
+        self.n_indices = 0
+        self.texels: list[np.ndarray] = [np.zeros(1, np.uint32)]
+        self.n_texels = 1
+        self.textures: dict[int, int] = {}  # id(texture array) -> texel offset
+        self._texture_refs: list[np.ndarray] = []
+        self.dirty = True
+        self.vbo: Any = None
+        self.ibo: Any = None
+        self.ssbo: Any = None
+        self.slots: list[_Slot] = []
+        self.clients: dict[int, _ClientState] = {}
+        self._layouts: dict[tuple, _Layout] = {}
+
+    # ---- GL objects --------------------------------------------------------------------------------------------
+
+    def _ensure_context(self) -> None:
+        if self.ctx is not None:
+            return
+        ctx = glc.get_context()
+        self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)
+        self.prog["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
+        self.ctx = ctx
+
+    def _normals_program(self) -> Any:
+        """The program that also writes normals (compiled on first use)."""
+        if self.prog_normals is None:
+            self.prog_normals = self.ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT_NORMALS)
+            self.prog_normals["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
+        return self.prog_normals
+
+    def _add_geometry(self, key: Any, mesh: MeshData) -> _Geometry:
+        geo = self.geometry.get(key)
+        if geo is not None:
+            return geo
+        offset, w, h = -1, 0, 0
+        if mesh.texture is not None:
+            tid = id(mesh.texture)
+            if tid not in self.textures:
+                t = mesh.texture.astype(np.uint32)
+                packed = (t[..., 0] | (t[..., 1] << 8) | (t[..., 2] << 16) | (255 << 24)).reshape(-1)
+                self.textures[tid] = self.n_texels
+                self._texture_refs.append(mesh.texture)  # keep the id valid
+                self.texels.append(packed.astype(np.uint32))
+                self.n_texels += len(packed)
+            offset, h, w = self.textures[tid], mesh.texture.shape[0], mesh.texture.shape[1]
+        radius = float(np.linalg.norm(mesh.vertices[:, :3], axis=1).max()) if len(mesh.vertices) else 0.0
+        geo = _Geometry(self.n_indices, len(mesh.indices), self.n_vertices, offset, w, h, radius)
+        self.vertices.append(mesh.vertices)
+        self.indices.append(mesh.indices)
+        self.n_vertices += len(mesh.vertices)
+        self.n_indices += len(mesh.indices)
+        self.geometry[key] = geo
+        self.dirty = True
+        return geo
+
+    def _upload(self) -> None:
+        if not self.dirty:
+            return
+        ctx = self.ctx
+        for slot in self.slots:
+            slot.release_vaos()  # they bind the old vertex and index buffers
+        for obj in (self.vbo, self.ibo, self.ssbo):
+            if obj is not None:
+                obj.release()
+        self.vbo = ctx.buffer(np.concatenate(self.vertices).astype(np.float32).tobytes())
+        self.ibo = ctx.buffer(np.concatenate(self.indices).astype(np.uint32).tobytes())
+        self.ssbo = ctx.buffer(np.concatenate(self.texels).astype(np.uint32).tobytes())
+        self.dirty = False
+
+    def _free_slot(self) -> _Slot:
+        """A slot no pending batch holds (a new one when every slot is busy)."""
+        for slot in self.slots:
+            if not slot.busy:
+                break
+        else:
+            slot = _Slot()
+            self.slots.append(slot)
+        slot.busy = True
+        return slot
+
+    @staticmethod
+    def _write(ctx: Any, buffer: Any, data: bytes, minimum: int) -> tuple[Any, bool]:
+        """``data`` written into ``buffer``, or into a new buffer (power-of-two size, at least ``minimum`` bytes)
+        when it does not fit; returns the buffer and whether it is new."""
+        new = buffer is None or buffer.size < len(data)
+        if new:
+            if buffer is not None:
+                buffer.release()
+            buffer = ctx.buffer(reserve=max(minimum, 1 << math.ceil(math.log2(max(1, len(data))))), dynamic=True)
+        if data:
+            buffer.write(data)
+        return buffer, new
+
+    def _vertex_array(self, slot: _Slot, normals: bool) -> Any:
+        """The slot's vertex array for the plain or the normals program (made on first use)."""
+        if normals:
+            if slot.vao_normals is None:
+                slot.vao_normals = self._make_vertex_array(self._normals_program(), slot.inst)
+            return slot.vao_normals
+        if slot.vao is None:
+            slot.vao = self._make_vertex_array(self.prog, slot.inst)
+        return slot.vao
+
+    def _make_vertex_array(self, prog: Any, inst: Any) -> Any:
+        return self.ctx.vertex_array(
+            prog,
+            [(self.vbo, "3f 3f 2f", "in_pos", "in_nrm", "in_uv"),
+             (inst, "4f 4f 4f 4f 4i/i", "in_m0", "in_m1", "in_m2", "in_color", "in_meta")],
+            index_buffer=self.ibo,
+            index_element_size=4,
+        )
+
+    def _framebuffer(self, slot: _Slot, width: int, height: int, normals: bool = False) -> Any:
+        """The slot's framebuffer, at least ``width`` x ``height``: three targets (colour, linear depth,
+        segmentation), or with ``normals`` the same three plus a normal target."""
+        if slot.fbo is None or slot.fbo_size[0] < width or slot.fbo_size[1] < height:
+            w = max(width, slot.fbo_size[0])
+            h = max(height, slot.fbo_size[1])
+            slot.release_framebuffers()
+            ctx = self.ctx
+            slot.fbo = ctx.framebuffer(
+                color_attachments=[ctx.renderbuffer((w, h), 4, dtype="f1"), ctx.renderbuffer((w, h), 1, dtype="f4"),
+                                   ctx.renderbuffer((w, h), 1, dtype="i4")],
+                depth_attachment=ctx.depth_renderbuffer((w, h)),
+            )
+            slot.fbo_size = (w, h)
+        if not normals:
+            return slot.fbo
+        if slot.fbo_normals is None:
+            slot.fbo_normals = self.ctx.framebuffer(
+                color_attachments=[*slot.fbo.color_attachments, self.ctx.renderbuffer(slot.fbo_size, 4, dtype="f4")],
+                depth_attachment=slot.fbo.depth_attachment,
+            )
+        return slot.fbo_normals
+
+    # ---- scenes ------------------------------------------------------------------------------------------------
+
+    def state(self, client: int) -> _ClientState:
+        """The scene state of ``client`` (created empty)."""
+        st = self.clients.get(client)
+        if st is None:
+            st = self.clients[client] = _ClientState()
+        return st
+
+    def _refresh(self, client: int) -> _ClientState:
+        """``client``'s state, its scene rebuilt (or recoloured) if pybullet's visual shapes changed."""
+        if not p.isConnected(physicsClientId=client):
+            raise RuntimeError(f"gl renderer: pybullet client {client} is not connected")
+        st = self.state(client)
+        bodies, shapes = read_visuals(client)
+        geometry, colors = signature_of(shapes)
+        if st.scene is None or st.force_rebuild or geometry != st.scene.signature or bodies != st.scene.bodies:
+            self._rebuild(client, st, bodies, shapes)
+        elif colors != st.scene.colors:
+            st.scene.colors = colors
+            self._set_colors(st, colors)
+        if st.scene is None:
+            raise RuntimeError(f"gl renderer: the scene of client {client} could not be built")
+        return st
+
+    def _layout(self, requests: Sequence[GlRequest], clients: list[int],
+                states: dict[int, _ClientState]) -> _Layout:
+        """The :class:`_Layout` of these requests over these clients' current scenes (remembered: the same envs ask
+        for the same cameras at every step)."""
+        key = (tuple(r.client for r in requests),
+               tuple((c, id(states[c].scene), id(states[c].static), id(states[c].visible)) for c in clients))
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= 16:
+                self._layouts.clear()
+            layout = self._layouts[key] = _Layout(requests, clients, states)
+        return layout
+
+    @staticmethod
+    def _pose(layout: _Layout) -> np.ndarray:
+        """The layout's instances with their model matrices posed now: the poses are read client by client, the
+        matrices composed for all of them at once."""
+        pos: list[Any] = []
+        orn: list[Any] = []
+        for client, scene in layout.scenes:
+            link_poses(client, scene, pos, orn)
+        data = layout.static.copy()
+        if len(data):
+            frames = compose_frames(pos, orn, layout.base_rows, layout.base_inv)
+            world = frames[layout.instance_frame] @ layout.local
+            data["m"] = world[:, :3, :].reshape(-1, 12)
+        return data
+
+    def _rebuild(self, client: int, st: _ClientState, bodies: list[int], shapes: list[tuple]) -> None:
+        scene = build_scene(client, bodies, shapes)
+        static = np.zeros(len(scene.instances), _INSTANCE_DTYPE)
+        draw = np.zeros((len(scene.instances), 3), np.int64)
+        radius = np.zeros(len(scene.instances))
+        for k, inst in enumerate(scene.instances):
+            geo = self._add_geometry(inst.geometry, inst.mesh)
+            seg = inst.body + ((inst.link + 1) << 24)
+            static["meta"][k] = (np.int32(np.int64(seg).astype(np.int32)), geo.texel_offset, geo.tex_w, geo.tex_h)
+            draw[k] = (geo.count, geo.first_index, geo.base_vertex)
+            radius[k] = geo.radius
+        st.scene, st.static, st.draw, st.radius, st.force_rebuild = scene, static, draw, radius, False
+        self._set_colors(st, scene.colors)
+
+    @staticmethod
+    def _set_colors(st: _ClientState, colors: tuple) -> None:
+        """Per-instance colours from the colours of every visual shape (``colors[i]`` is shape i's rgba)."""
+        scene = st.scene
+        if scene is None:
+            return
+        rgba = np.asarray([colors[i.shape] for i in scene.instances], dtype=np.float32).reshape(-1, 4)
+        st.static["color"] = rgba
+        st.visible = rgba[:, 3] != 0  # TinyRenderer skips fully transparent shapes
+
+    # ---- drawing -----------------------------------------------------------------------------------------------
+
+    def render(self, requests: Sequence[GlRequest]) -> list[RawFrame]:
+        """Render every request in one pass; see :func:`render_batch`."""
+        if not requests:
+            return []
+        return self.submit(requests).collect()
+
+    def submit(self, requests: Sequence[GlRequest]) -> PendingBatch:
+        """Draw every request in one pass and send it to the GL without waiting; see :func:`submit_batch`."""
+        for r in requests:
+            if r.width < 1 or r.height < 1 or r.width > MAX_SIDE or r.height > MAX_SIDE:
+                raise ValueError(f"gl renderer: image size {r.width}x{r.height} must be within 1..{MAX_SIDE} a side")
+        if not requests:
+            raise ValueError("gl renderer: submit needs at least one request")
+        tiles, total_w, total_h = _pack([(r.width, r.height) for r in requests])
+        ctx = glc.get_context()
+        with ctx:  # current for every GL call below; the previous context is restored afterwards
+            self._ensure_context()
+            slot = self._free_slot()
+            try:
+                self._submit(slot, requests, tiles, total_w, total_h)
+            except BaseException:
+                slot.busy = False
+                raise
+        return PendingBatch(self, slot, requests, tiles, (total_w, total_h))
+
+    def _submit(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
+                total_h: int) -> None:
+        # scenes (one refresh per client), then every instance of every client posed in one buffer
+        clients = list(dict.fromkeys(r.client for r in requests))
+        states = {client: self._refresh(client) for client in clients}
+        self._upload()
+        layout = self._layout(requests, clients, states)
+        instances = self._pose(layout)
+        slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
+        if new:
+            slot.release_vaos()  # they bind the old instance buffer
+        # indirect commands: per camera, its client's visible instances inside its view, front to back
+        all_cmds, spans = _commands(requests, layout, instances)
+        slot.indirect, _ = self._write(self.ctx, slot.indirect, all_cmds.tobytes(), 20 * 256)
+        self._draw(slot, requests, tiles, total_w, total_h, spans)
+
+    def _draw(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
+              total_h: int, spans: list[tuple[int, int]]) -> None:
+        import moderngl
+
+        normals = any(r.normals for r in requests)
+        ctx = self.ctx
+        fbo = self._framebuffer(slot, total_w, total_h, normals)
+        prog = self._normals_program() if normals else self.prog
+        vao = self._vertex_array(slot, normals)
+        fbo.use()
+        fbo.scissor = None
+        fbo.viewport = (0, 0, total_w, total_h)
+        ctx.scissor = None
+        glc.clear_buffer_float(glc.GL_COLOR, 0, (1.0, 1.0, 1.0, 1.0))
+        glc.clear_buffer_float(glc.GL_COLOR, 1, (0.0,))
+        glc.clear_buffer_int(2, (-1,))
+        if normals:
+            glc.clear_buffer_float(glc.GL_COLOR, 3, (0.0, 0.0, 0.0, 0.0))
+        glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
+        ctx.enable_only(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
+        ctx.front_face = "ccw"
+        ctx.cull_face = "back"
+        ctx.depth_func = "<"
+        self.ssbo.bind_to_storage_buffer(0)
+        for r, (x, y), (first, count) in zip(requests, tiles, spans, strict=True):
+            if not count:
+                continue
+            fbo.viewport = (x, y, r.width, r.height)
+            prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
+            prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
+            prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
+            vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
+        glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
+
+    def read(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
+             size: tuple[int, int]) -> list[RawFrame]:
+        """Read back a submitted batch's framebuffer (waits for its draws) and cut it into one frame per request."""
+        total_w, total_h = size
+        normals = any(r.normals for r in requests)
+        ctx = glc.get_context()
+        with ctx:
+            fbo = slot.fbo_normals if normals else slot.fbo
+            area = (0, 0, total_w, total_h)
+            rgba = np.frombuffer(fbo.read(area, components=4, attachment=0, dtype="f1"), np.uint8)
+            lin = np.frombuffer(fbo.read(area, components=1, attachment=1, dtype="f4"), np.float32)
+            seg = None
+            if any(r.segmentation for r in requests):
+                seg = np.frombuffer(fbo.read(area, components=1, attachment=2, dtype="i4"), np.int32)
+            nrm = None
+            if normals:
+                nrm = np.frombuffer(fbo.read(area, components=3, attachment=3, dtype="f4"), np.float32)
+        rgba = rgba.reshape(total_h, total_w, 4)
+        lin = lin.reshape(total_h, total_w)
+        seg_all = seg.reshape(total_h, total_w) if seg is not None else None
+        nrm_all = nrm.reshape(total_h, total_w, 3) if nrm is not None else None
+        frames: list[RawFrame] = []
+        for r, (x, y) in zip(requests, tiles, strict=True):
+            rows = slice(y, y + r.height)
+            cols = slice(x, x + r.width)
+            out_rgba = np.ascontiguousarray(rgba[rows, cols][::-1])
+            z = _zbuffer(lin[rows, cols][::-1], r.projection)
+            out_seg = np.ascontiguousarray(seg_all[rows, cols][::-1]) if r.segmentation and seg_all is not None \
+                else None
+            if r.normals and nrm_all is not None:
+                frames.append(GlFrame(out_rgba, z, out_seg, np.ascontiguousarray(nrm_all[rows, cols][::-1])))
+            else:
+                frames.append(RawFrame(out_rgba, z, out_seg))
+        return frames
+
+    def forget(self, client: int) -> None:
+        """Drop ``client``'s scene (its geometry stays cached for other clients)."""
+        self.clients.pop(client, None)
+
+    def invalidate(self, client: int) -> None:
+        """Rebuild ``client``'s scene at its next render."""
+        self.state(client).force_rebuild = True
+
+
+def _commands(requests: Sequence[GlRequest], layout: _Layout, instances: np.ndarray
+              ) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Indirect draw commands (count, 1, first index, base vertex, instance) of every camera, one block per camera
+    in request order: its client's visible instances whose bounding sphere meets the camera's view volume, front to
+    back (early depth test), large shapes (the ground) after small ones. Culling is conservative: a culled instance
+    would have drawn no pixel, so the image is the same as without it. Vectorised over every (camera, instance)
+    pair: this runs for every camera of every env at every step.
+
+    Args:
+        requests: the cameras.
+        layout: their pairs of (camera, visible instance of its client).
+        instances: every client's posed instances, in the layout's order.
+
+    Returns:
+        The commands and, per request, (first command, number of commands).
+    """
+    req, inst, radius = layout.req, layout.inst, layout.radius
+    all_planes, eyes = _frusta(requests)
+    planes = all_planes[req]  # (pairs, 6, 4)
+    c = instances["m"][inst][:, [3, 7, 11]].astype(np.float64)
+    signed = (planes[:, :, :3] @ c[:, :, None])[:, :, 0] + planes[:, :, 3]
+    inside = np.all(signed >= -(radius[:, None] * (1 + 1e-6) + 1e-6), axis=1)
+    req, inst, c, radius = req[inside], inst[inside], c[inside], radius[inside]
+    dist = np.sqrt(((c - eyes[req]) ** 2).sum(axis=1)) + radius
+    order = np.lexsort((dist, req))  # by camera, then front to back; stable
+    req, inst = req[order], inst[order]
+    cmd = np.empty((len(inst), 5), np.uint32)
+    cmd[:, [0, 2, 3]] = layout.draw[inst]
+    cmd[:, 1] = 1
+    cmd[:, 4] = inst
+    counts = np.bincount(req, minlength=len(requests))
+    starts = np.cumsum(counts) - counts
+    return cmd, [(int(s), int(n)) for s, n in zip(starts, counts, strict=True)]
+
+
+_FRUSTA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_FRUSTA_MAX = 4096
+
+
+def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
+    """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_volumes`), remembered
+    per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
+    keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
+    missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
+    if missing:
+        if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:  # moving cameras (mounted ones) fill it: start again
+            _FRUSTA.clear()
+            missing = list(range(len(keys)))
+        new = [requests[i] for i in missing]
+        for i, planes, eye in zip(missing, *_view_volumes(new), strict=True):
+            _FRUSTA[keys[i]] = (planes, eye)
+    found = [_FRUSTA[key] for key in keys]
+    return np.array([f[0] for f in found]), np.array([f[1] for f in found])
+
+
+def _matrices(requests: Sequence[GlRequest], name: str) -> np.ndarray:
+    """(R, 4, 4) float64 row-major view or projection matrices of the requests (given column-major)."""
+    return np.asarray([getattr(r, name) for r in requests], dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)
+
+
+def _view_volumes(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
+    """(R, 6, 4) planes (unit normal pointing inwards, offset) of each camera's view volume as the vertex shader
+    draws it (half-pixel shift included: left, right, bottom, top, near, far), and (R, 3) the cameras' world
+    positions."""
+    view = _matrices(requests, "view")
+    m = _matrices(requests, "projection") @ view
+    size = np.array([(r.width, r.height) for r in requests], dtype=np.float64)
+    m[:, 0] += m[:, 3] / size[:, :1]  # clip.xy += u_shift * clip.w
+    m[:, 1] += m[:, 3] / size[:, 1:]
+    planes = np.stack([m[:, 3] + m[:, 0], m[:, 3] - m[:, 0], m[:, 3] + m[:, 1], m[:, 3] - m[:, 1],
+                       m[:, 3] + m[:, 2], m[:, 3] - m[:, 2]], axis=1)
+    eyes = -np.einsum("rji,rj->ri", view[:, :3, :3], view[:, :3, 3])
+    return planes / np.linalg.norm(planes[:, :, :3], axis=2, keepdims=True), eyes
+
+
+def near_far(projection: Sequence[float]) -> tuple[float, float]:
+    """Near and far planes of a pybullet (OpenGL, column-major) perspective projection matrix."""
+    near = projection[14] / (projection[10] - 1.0)
+    far = projection[14] / (projection[10] + 1.0)
+    return float(near), float(far)
+
+
+def _zbuffer(linear: np.ndarray, projection: Sequence[float]) -> np.ndarray:
+    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64."""
+    near, far = near_far(projection)
+    d = linear.astype(np.float64)
+    hit = d > 0
+    z = np.ones_like(d)
+    dh = d[hit]
+    z[hit] = far * (dh - near) / ((far - near) * dh)
+    return z.astype(np.float32)
+
+
+def _pack(sizes: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int, int]:
+    """Shelf-pack tiles: (x, y) per tile and the total (width, height), at most MAX_SIDE a side."""
+    area = sum(w * h for w, h in sizes)
+    widest = max(w for w, _ in sizes)
+    limit = min(MAX_SIDE, max(widest, int(math.ceil(math.sqrt(area)))))
+    tiles = []
+    x = y = shelf = total_w = 0
+    for w, h in sizes:
+        if x + w > limit:
+            x, y, shelf = 0, y + shelf, 0
+        tiles.append((x, y))
+        x += w
+        shelf = max(shelf, h)
+        total_w = max(total_w, x)
+    total_h = y + shelf
+    if total_h > MAX_SIDE:
+        raise ValueError(f"gl renderer: {len(sizes)} images ({area} pixels) do not fit one {MAX_SIDE}² framebuffer; "
+                         "render them in several batches")
+    return tiles, total_w, total_h
+
+
+_pipeline: GlPipeline | None = None
+
+
+def shared_pipeline() -> GlPipeline:
+    """The process's one pipeline (created on first use)."""
+    global _pipeline
+    if _pipeline is None:
+        _pipeline = GlPipeline()
+    return _pipeline
+
+
+def release() -> None:
+    """Free every GL object and the process's EGL context (scenes are rebuilt by the next render).
+
+    Lets pybullet's EGL plugin start later in this process; ``GlBackend.close`` calls it when the last one closes.
+    """
+    global _pipeline
+    _pipeline = None
+    glc.release_context()
+
+
+def render_batch(requests: Sequence[GlRequest]) -> list[RawFrame]:
+    """Render many cameras of many pybullet clients in one GL pass with one readback.
+
+    Args:
+        requests: the cameras, in any order; several may share a client.
+
+    Returns:
+        One :class:`~pixelrig.render.backends.RawFrame` per request, in order, as TinyRenderer would return it.
+
+    Raises:
+        RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
+        ValueError: an image is larger than 16384 pixels a side, or the batch does not fit one framebuffer.
+    """
+    return shared_pipeline().render(requests)
+
+
+def submit_batch(requests: Sequence[GlRequest]) -> PendingBatch:
+    """Like :func:`render_batch`, without waiting: draws every request in one pass, sends it to the GL and returns
+    at once; :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or submit more
+    batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its threads beside
+    the caller. The scene poses are those at submission.
+
+    Raises:
+        ValueError: no requests, an image larger than 16384 pixels a side, or a batch that does not fit one
+            framebuffer.
+        RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
+    """
+    return shared_pipeline().submit(requests)

@@ -1,0 +1,64 @@
+"""Capturing what native code (pybullet, its plugins, GL drivers) writes to a file descriptor."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+_libc = ctypes.CDLL(None)
+_captures: dict[int, tuple[int, Any]] = {}  # fd -> (pid, temporary file) reused by capture_native_output
+
+
+def _capture_file(fd: int) -> Any:
+    pid, tmp = _captures.get(fd, (None, None))
+    if pid != os.getpid():  # a forked child must not share its parent's file
+        tmp = tempfile.TemporaryFile()
+        _captures[fd] = (os.getpid(), tmp)
+    return tmp
+
+
+@atexit.register
+def _close_capture_files() -> None:
+    for pid, tmp in _captures.values():
+        if pid == os.getpid():
+            tmp.close()
+
+
+@contextlib.contextmanager
+def capture_native_output(fd: int = 1, drop: re.Pattern[str] | None = None) -> Iterator[list[str]]:
+    """Capture what native code writes to a file descriptor (1 = stdout, 2 = stderr) while the block runs.
+
+    Afterwards the lines matching ``drop`` (e.g. the EGL plugin's chatter) are discarded and any other text
+    (another thread printing meanwhile) is passed on to the real descriptor; with ``drop=None`` nothing is passed
+    on. Yields a list that holds the
+    captured text once the block exits. Set ``PIXELRIG_DEBUG=1`` to see everything captured on stderr.
+    """
+    (sys.stdout if fd == 1 else sys.stderr).flush()
+    _libc.fflush(None)
+    tmp = _capture_file(fd)
+    tmp.seek(0)
+    tmp.truncate()
+    saved = os.dup(fd)
+    box: list[str] = []
+    os.dup2(tmp.fileno(), fd)
+    try:
+        yield box
+    finally:
+        _libc.fflush(None)
+        os.dup2(saved, fd)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", errors="replace")
+        box.append(text)
+        others = "".join(line for line in text.splitlines(True) if drop is None or not drop.match(line))
+        if others and drop is not None:
+            os.write(saved, others.encode())
+        os.close(saved)
+        if os.environ.get("PIXELRIG_DEBUG"):
+            sys.stderr.write(text)

@@ -1,0 +1,180 @@
+"""``EnvBatch``: the envs of one process, stepped one by one with next-step autoreset, their PixelObs rigs drawn a
+part at a time (each part's gl rigs in one pass, submitted while the next part steps)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from pixelrig.wrappers.pixel_obs import PixelObs
+
+EnvFn = Callable[[], gym.Env]
+MIN_CHUNK_ENVS = 4
+
+
+def chunk_size(num_envs: int) -> int:
+    """Envs stepped between two gl submissions of a process (its envs in about four parts, at least 4 envs each):
+    each part's rigs rasterise beside the next part's physics, and the last part's beside the decoding of the
+    first ones.
+    """
+    return max(MIN_CHUNK_ENVS, -(-num_envs // 4))
+
+
+def _reset_unrendered(env: gym.Env, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, dict]:
+    if isinstance(env, PixelObs):
+        return env.reset_unrendered(seed=seed, options=options)
+    return env.reset(seed=seed, options=options)
+
+
+class _Part:
+    """Some envs' rigs drawn in one go: gl frames pending (read back by ``pending.collect()``), with each env's span
+    of them, and other backends' frames already here."""
+
+    def __init__(self) -> None:
+        self.pending: Any = None  # a PendingBatch
+        self.spans: dict[int, tuple[int, int]] = {}
+        self.raw: dict[int, list] = {}
+
+    def discard(self) -> None:
+        if self.pending is not None:
+            self.pending.discard()
+
+
+class EnvBatch:
+    """The envs of one process, stepped one by one with Gymnasium's next-step autoreset, their PixelObs rigs drawn
+    in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's gl rigs in one GL pass submitted without
+    waiting (``submit_batch``) while the next envs step, read back at the end; other backends rig by rig. An env
+    whose outermost wrapper is not PixelObs renders (or not) on its own.
+
+    Args:
+        env_fns: callables that build the envs.
+    """
+
+    def __init__(self, env_fns: Sequence[EnvFn]) -> None:
+        self.envs: list[gym.Env] = []
+        try:
+            for fn in env_fns:
+                self.envs.append(fn())
+        except BaseException:
+            self.close()
+            raise
+        self.autoreset = np.zeros(len(self.envs), np.bool_)
+        self.chunk_envs = chunk_size(len(self.envs))
+
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None,
+              mask: Sequence[bool] | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+        """Reset the envs where ``mask`` is true (all without one).
+
+        Returns:
+            Observations (None for envs not reset) and infos (empty for those).
+        """
+        inner: list[Any] = [None] * len(self.envs)
+        infos: list[dict[str, Any]] = [{} for _ in self.envs]
+        for i, (env, seed) in enumerate(zip(self.envs, seeds, strict=True)):
+            if mask is None or mask[i]:
+                inner[i], infos[i] = _reset_unrendered(env, seed, options)
+                self.autoreset[i] = False
+        return self.observe(inner), infos
+
+    def step(self, actions: Sequence[Any]) -> tuple[list[Any], list[float], list[bool], list[bool], list[dict]]:
+        """Step every env (an env whose episode ended at the previous step is reset instead: reward 0, not done).
+
+        Every ``chunk_envs`` envs, their rigs are drawn and sent to the GL while the next envs step: llvmpipe
+        rasterises in its own threads beside the physics. The images do not depend on it beyond the tile each camera
+        gets in the framebuffer, which only ``len(envs)`` and ``chunk_envs`` decide.
+
+        Returns:
+            Per env: observation, reward, terminated, truncated, info.
+        """
+        n = len(self.envs)
+        inner: list[Any] = [None] * n
+        rewards, terminated, truncated = [0.0] * n, [False] * n, [False] * n
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        parts: list[_Part] = []
+        first = 0
+        try:
+            for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+                if self.autoreset[i]:
+                    inner[i], infos[i] = _reset_unrendered(env, None, None)
+                else:
+                    below = env.env if isinstance(env, PixelObs) else env  # PixelObs's pixels come in observe()
+                    inner[i], rewards[i], terminated[i], truncated[i], infos[i] = below.step(action)
+                self.autoreset[i] = bool(terminated[i] or truncated[i])
+                if i + 1 - first == self.chunk_envs or i + 1 == n:
+                    parts.append(self._submit(range(first, i + 1), inner))
+                    first = i + 1
+            return self._collect(parts, inner), rewards, terminated, truncated, infos
+        finally:
+            for part in parts:
+                part.discard()
+
+    def observe(self, inner: list[Any]) -> list[Any]:
+        """The envs' observations from their wrapped envs' own (``inner``; None stays None), every gl rig drawn in
+        one pass."""
+        part = self._submit(range(len(self.envs)), inner)
+        try:
+            return self._collect([part], inner)
+        finally:
+            part.discard()
+
+    def _submit(self, indices: range, inner: list[Any]) -> _Part:
+        """Draw the rigs of the PixelObs envs at ``indices`` whose observation is not None: gl rigs in one pass sent
+        to the GL without waiting, other backends' rigs at once."""
+        part = _Part()
+        gl_requests: list[Any] = []
+        for i in indices:
+            env = self.envs[i]
+            if inner[i] is None or not isinstance(env, PixelObs):
+                continue
+            requests = env.rig_requests()
+            backend = env.render_backend
+            if backend.name == "gl":  # as GlBackend.render_many turns a rig's requests into GlRequests
+                start = len(gl_requests)
+                for request in requests:
+                    w, h, view, proj, seg = request
+                    gl_requests.append(backend.request(  # type: ignore[attr-defined]
+                        w, h, view, proj, segmentation=seg, normals=bool(getattr(request, "normals", False))))
+                part.spans[i] = (start, len(gl_requests))
+            else:
+                part.raw[i] = backend.render_many(requests)
+        if gl_requests:
+            from pixelrig.render.gl import submit_batch
+
+            part.pending = submit_batch(gl_requests)
+        return part
+
+    def _collect(self, parts: list[_Part], inner: list[Any]) -> list[Any]:
+        """``inner`` with the observation of every env the parts drew (waiting for each part's GL work in turn)."""
+        out = list(inner)
+        for part in parts:
+            raw = dict(part.raw)
+            if part.pending is not None:
+                frames = part.pending.collect()
+                for i, (start, stop) in part.spans.items():
+                    raw[i] = frames[start:stop]
+            for i, frames_i in raw.items():
+                env = self.envs[i]
+                out[i] = env.observation_from(env.rig.decode(frames_i), inner[i])  # type: ignore[attr-defined]
+        return out
+
+    def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+        """``env.get_wrapper_attr(name)`` of every env, called with the arguments when callable."""
+        results = []
+        for env in self.envs:
+            attr = env.get_wrapper_attr(name)
+            results.append(attr(*args, **kwargs) if callable(attr) else attr)
+        return results
+
+    def set_attr(self, name: str, values: Sequence[Any]) -> None:
+        """``env.set_wrapper_attr(name, value)`` for every env and its value."""
+        for env, value in zip(self.envs, values, strict=True):
+            env.set_wrapper_attr(name, value)
+
+    def close(self) -> None:
+        """Close every env (their gl scenes go with their render backends). Idempotent."""
+        envs, self.envs = self.envs, []
+        for env in envs:
+            env.close()

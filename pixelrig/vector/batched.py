@@ -1,0 +1,429 @@
+"""``BatchedVectorEnv``: many pixel envs per process, stepped one by one, their camera rigs drawn by the gl renderer a
+few envs' worth per pass while the next envs step (what ``make_vec(..., vectorization_mode="batched")`` returns)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from copy import deepcopy
+from multiprocessing.connection import Connection
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector.utils import (
+    CloudpickleWrapper,
+    batch_space,
+    clear_mpi_env_vars,
+    concatenate,
+    create_empty_array,
+    create_shared_memory,
+    iterate,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
+
+from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
+from pixelrig.vector.batch import EnvBatch
+from pixelrig.vector.failures import dead_workers, worker_error
+
+try:  # gymnasium >= 1.1 names the autoreset mode; 1.0 has next-step autoreset only, unnamed
+    from gymnasium.vector import AutoresetMode
+
+    NEXT_STEP: Any = AutoresetMode.NEXT_STEP
+except ImportError:  # pragma: no cover (gymnasium 1.0)
+    NEXT_STEP = None
+
+EnvFn = Callable[[], gym.Env]
+DEFAULT_RENDERER = "gl"
+CLOSE_TIMEOUT_S = 10.0
+
+
+# ---- checks make_vec runs before anything starts -------------------------------------------------------------
+
+def check_workers(num_envs: int, num_workers: int) -> None:
+    """Raise ``ValueError`` unless ``1 <= num_workers <= num_envs`` (integers)."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        raise ValueError(f"num_workers={num_workers!r} must be an integer >= 1 (1 holds every env in this process)")
+    if num_workers > num_envs:
+        raise ValueError(f"num_workers={num_workers} is more than num_envs={num_envs}: each worker needs at least "
+                         f"one env; pass num_workers <= {num_envs}")
+
+
+def batched_renderer(renderer: str | None, num_envs: int, num_workers: int) -> str:
+    """The backend a batched vector env renders with: ``renderer`` resolved; None means ``PIXELRIG_RENDERER`` when
+    set, else 'gl'.
+
+    'gl' draws every env's rig of a process in one pass; 'tiny' is allowed (rigs drawn one after another, for
+    machines without OpenGL 4.3); 'egl' only with one env per worker (pybullet's EGL plugin allows one client per
+    process).
+
+    Raises:
+        ValueError: 'egl' with more than one env per worker, or an unknown renderer.
+        RendererUnavailable: the renderer asked for cannot run here.
+    """
+    if renderer is None:
+        renderer = os.environ.get(ENV_VAR, "").strip() or DEFAULT_RENDERER
+    egl_refusal = ValueError(
+        f"make_vec(vectorization_mode='batched', renderer={renderer!r} -> 'egl', num_envs={num_envs}, "
+        f"num_workers={num_workers}): pybullet's EGL plugin allows one client per process; use renderer='gl' (every "
+        "env's rig in one pass) or vectorization_mode='async'"
+    )
+    if requested_renderer(renderer) == "egl" and num_envs > num_workers:
+        raise egl_refusal  # before probing EGL
+    kind = resolve_renderer(renderer)
+    if kind == "egl" and num_envs > num_workers:
+        raise egl_refusal  # 'auto' chose it
+    return kind
+
+
+def worker_slices(num_envs: int, num_workers: int) -> list[range]:
+    """Consecutive env indices per worker, sizes differing by at most one (the first workers take the extra)."""
+    size, extra = divmod(num_envs, num_workers)
+    out, start = [], 0
+    for w in range(num_workers):
+        stop = start + size + (1 if w < extra else 0)
+        out.append(range(start, stop))
+        start = stop
+    return out
+
+
+# ---- worker processes ---------------------------------------------------------------------------------------
+
+def _write(space: gym.Space, indices: range, observations: list[Any], shared: Any) -> None:
+    for index, obs in zip(indices, observations, strict=True):
+        if obs is not None:
+            write_to_shared_memory(space, index, obs, shared)
+
+
+def _worker(index: int, env_fns: CloudpickleWrapper, indices: range, pipe: Connection, parent_pipe: Connection,
+            shared: Any) -> None:
+    """A worker process: builds its envs, then answers commands; observations go to shared memory at the envs'
+    global indices, everything else back through the pipe as ``(result, ok)``."""
+    parent_pipe.close()
+    batch: EnvBatch | None = None
+    try:
+        try:
+            batch = EnvBatch(env_fns.fn)
+            first = batch.envs[0]
+            space = first.observation_space
+            pipe.send(((space, first.action_space), True))
+        except Exception as exc:
+            pipe.send(((type(exc), str(exc), traceback.format_exc()), False))
+            return
+        while True:
+            command, data = pipe.recv()
+            if command == "close":
+                pipe.send((None, True))
+                return
+            try:
+                if command == "reset":
+                    observations, infos = batch.reset(*data)
+                    _write(space, indices, observations, shared)
+                    pipe.send((infos, True))
+                elif command == "step":
+                    observations, *rest = batch.step(data)
+                    _write(space, indices, observations, shared)
+                    pipe.send((rest, True))
+                elif command == "call":
+                    pipe.send((batch.call(*data), True))
+                elif command == "set_attr":
+                    pipe.send((batch.set_attr(*data), True))
+                else:
+                    raise RuntimeError(f"unknown command {command!r}")
+            except Exception as exc:
+                pipe.send(((type(exc), str(exc), traceback.format_exc()), False))
+    except (KeyboardInterrupt, EOFError, BrokenPipeError):
+        pass  # the parent is gone or interrupted: just clean up
+    finally:
+        if batch is not None:
+            batch.close()
+        pipe.close()
+
+
+# ---- the vector env -----------------------------------------------------------------------------------------
+
+class BatchedVectorEnv(gym.vector.VectorEnv):
+    """A Gymnasium VectorEnv holding many envs per process: each process steps its envs one by one and draws their
+    camera rigs with the gl renderer, a part of its envs per pass (submitted while the next part steps), one
+    readback per pass.
+
+    With ``num_workers=1`` the envs live in this process. With more, they are spread over that many worker processes
+    (consecutive envs per worker), each batching its share, observations written into shared memory. Seeding,
+    autoreset (Gymnasium 1.x next-step), spaces and infos are those of Gymnasium's AsyncVectorEnv (what
+    ``make_vec(..., vectorization_mode="async")`` returns), ``options={"reset_mask": mask}`` included.
+
+    Args:
+        env_fns: callables that build the envs (picklable with cloudpickle when ``num_workers > 1``). Envs whose
+            outermost wrapper is PixelObs get their pixels drawn in the batch.
+        num_workers: processes to spread the envs over (1 = this process).
+        copy: return copies of the observations (else the same arrays, overwritten by the next call).
+        context: multiprocessing start method of the workers ("spawn": safe with pybullet and GL).
+        spaces_fn: builds one env in this process to read the spaces and metadata from before the workers start
+            (their shared memory is sized from it); default ``env_fns[0]``. Only used with ``num_workers > 1``.
+
+    Raises:
+        ValueError: no envs, or ``num_workers`` outside ``1..len(env_fns)``.
+    """
+
+    def __init__(self, env_fns: Sequence[EnvFn], num_workers: int = 1, *, copy: bool = True,
+                 context: str = "spawn", spaces_fn: EnvFn | None = None) -> None:
+        env_fns = list(env_fns)
+        if not env_fns:
+            raise ValueError("BatchedVectorEnv needs at least one env_fn")
+        check_workers(len(env_fns), num_workers)
+        self.num_envs = len(env_fns)
+        self.num_workers = num_workers
+        self.copy = copy
+        self.slices = worker_slices(self.num_envs, num_workers)
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        self._pipes: list[Connection | None] = []
+        self._local: EnvBatch | None = None
+        self._shared: Any = None
+        self._failed: str | None = None
+        if num_workers == 1:
+            self._local = EnvBatch(env_fns)
+            self._describe(self._local.envs[0])
+            self._observations = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
+        else:
+            probe = (spaces_fn or env_fns[0])()
+            try:
+                self._describe(probe)
+            finally:
+                probe.close()
+            self._start_workers(env_fns, context)
+
+    def _describe(self, env: gym.Env) -> None:
+        self.single_observation_space = env.observation_space
+        self.single_action_space = env.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = dict(env.metadata)
+        if NEXT_STEP is not None:
+            self.metadata["autoreset_mode"] = NEXT_STEP
+        self.render_mode = env.render_mode
+
+    def _start_workers(self, env_fns: list[EnvFn], context: str) -> None:
+        ctx = multiprocessing.get_context(context)
+        self._shared = create_shared_memory(self.single_observation_space, n=self.num_envs, ctx=ctx)
+        self._observations = read_from_shared_memory(self.single_observation_space, self._shared, n=self.num_envs)
+        try:
+            with clear_mpi_env_vars():
+                for w, indices in enumerate(self.slices):
+                    parent_pipe, child_pipe = ctx.Pipe()
+                    fns = CloudpickleWrapper([env_fns[i] for i in indices])  # type: ignore[arg-type]
+                    process = ctx.Process(target=_worker, name=f"Worker<{type(self).__name__}>-{w}",
+                                          args=(w, fns, indices, child_pipe, parent_pipe, self._shared), daemon=True)
+                    self._pipes.append(parent_pipe)
+                    self.processes.append(process)
+                    process.start()
+                    child_pipe.close()
+            ready = self._receive_all("start")
+            for w, (obs_space, action_space) in enumerate(ready):
+                if obs_space != self.single_observation_space or action_space != self.single_action_space:
+                    raise ValueError(f"make_vec worker {w}'s envs have other spaces than the first env's: every "
+                                     "env of a vector env needs the same observation and action spaces")
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- the VectorEnv API ------------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs: ``seed`` None (random), an int (env i gets ``seed + i``) or one per env; ``options``
+        go to every env, except ``"reset_mask"`` (a bool array, one per env) which resets only those envs.
+
+        Returns:
+            The batched observations and infos.
+        """
+        self._check_running()
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"reset(seed=[...]) got {len(seeds)} seeds for num_envs={self.num_envs}: pass one "
+                                 "per env, an int, or None")
+        mask = None
+        if options is not None and "reset_mask" in options:
+            options = dict(options)
+            mask = options.pop("reset_mask")
+            if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError(f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},): got "
+                                 f"{mask!r}")
+            if not mask.any():
+                raise ValueError("options['reset_mask'] resets no env: set at least one entry to True")
+        if self._local is not None:
+            observations, env_infos = self._local.reset(seeds, options, mask)
+            self._store(observations)
+        else:
+            for pipe, indices in zip(self._pipes, self.slices, strict=True):
+                part = None if mask is None else mask[indices.start:indices.stop]
+                pipe.send(("reset", ([seeds[i] for i in indices], options, part)))  # type: ignore[union-attr]
+            env_infos = [info for part in self._receive_all("reset") for info in part]
+        infos: dict[str, Any] = {}
+        for i, info in enumerate(env_infos):
+            infos = self._add_info(infos, info, i)
+        return self._output(), infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every env (next-step autoreset: an env whose episode ended at the previous step returns its reset
+        observation, reward 0, not terminated or truncated, and its reset info).
+
+        Returns:
+            Batched observations, rewards (float64), terminations and truncations (bool), infos.
+        """
+        self._check_running()
+        per_env = list(iterate(self.action_space, actions))
+        if len(per_env) != self.num_envs:
+            raise ValueError(f"step() got {len(per_env)} actions for num_envs={self.num_envs}")
+        if self._local is not None:
+            observations, *rest = self._local.step(per_env)
+            self._store(observations)
+        else:
+            for pipe, indices in zip(self._pipes, self.slices, strict=True):
+                pipe.send(("step", [per_env[i] for i in indices]))  # type: ignore[union-attr]
+            parts = self._receive_all("step")
+            rest = [[x for part in parts for x in part[k]] for k in range(4)]
+        rewards, terminated, truncated, env_infos = rest
+        infos: dict[str, Any] = {}
+        for i, info in enumerate(env_infos):
+            infos = self._add_info(infos, info, i)
+        return (self._output(), np.array(rewards, dtype=np.float64), np.array(terminated, dtype=np.bool_),
+                np.array(truncated, dtype=np.bool_), infos)
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Every env's ``render()``."""
+        return self.call("render")
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``get_wrapper_attr(name)`` of every env, called with the arguments when it is callable."""
+        self._check_running()
+        if name in ("reset", "step", "close"):
+            raise ValueError(f"call({name!r}): use the vector env's own {name}() instead")
+        if self._local is not None:
+            return tuple(self._local.call(name, args, kwargs))
+        for pipe in self._pipes:
+            pipe.send(("call", (name, args, kwargs)))  # type: ignore[union-attr]
+        return tuple(x for part in self._receive_all("call", fatal=False) for x in part)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """An attribute of every env (``get_wrapper_attr``)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set an attribute of every env: one value for all, or a list/tuple with one per env."""
+        self._check_running()
+        if not isinstance(values, list | tuple):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(f"set_attr({name!r}) got {len(values)} values for num_envs={self.num_envs}: pass one "
+                             "value, or one per env")
+        if self._local is not None:
+            self._local.set_attr(name, values)
+            return
+        for pipe, indices in zip(self._pipes, self.slices, strict=True):
+            pipe.send(("set_attr", (name, [values[i] for i in indices])))  # type: ignore[union-attr]
+        self._receive_all("set_attr", fatal=False)
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Every env's ``np_random_seed`` (as Gymnasium's vector envs report it)."""
+        return self.get_attr("np_random_seed")
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """Every env's ``np_random``."""
+        return self.get_attr("np_random")
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close every env, stop the workers (terminating one that does not stop in time) and drop the shared
+        memory."""
+        if getattr(self, "_local", None) is not None:
+            self._local.close()  # type: ignore[union-attr]
+        for pipe in getattr(self, "_pipes", []):
+            if pipe is None:
+                continue
+            try:
+                pipe.send(("close", None))
+                if pipe.poll(CLOSE_TIMEOUT_S):
+                    pipe.recv()
+            except (EOFError, OSError):
+                pass  # that worker is gone already
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        for process in getattr(self, "processes", []):
+            if process.pid is None:
+                continue  # never started (start-up failed before it)
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.terminate()
+                process.join(1.0)
+        for pipe in getattr(self, "_pipes", []):
+            if pipe is not None:
+                pipe.close()
+        self._pipes = []
+        self._shared = None
+        self._observations = None
+
+    # ---- helpers ----------------------------------------------------------------------------------------------
+
+    def _check_running(self) -> None:
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError("this batched vector env is closed: make a new one with make_vec")
+        if self._failed is not None:
+            raise RuntimeError(f"this batched vector env cannot go on after an earlier failure ({self._failed}): "
+                               "close it and make a new one")
+
+    def _store(self, observations: list[Any]) -> None:
+        """Put the local envs' new observations (None: unchanged) into the batch."""
+        if all(obs is not None for obs in observations):
+            self._observations = concatenate(self.single_observation_space, observations, self._observations)
+            return
+        for i, obs in enumerate(observations):
+            if obs is not None:
+                _put(self._observations, i, obs)
+
+    def _output(self) -> Any:
+        return deepcopy(self._observations) if self.copy else self._observations
+
+    def _receive_all(self, what: str, fatal: bool = True) -> list[Any]:
+        """Every worker's answer, in worker order; a failure raises (after reading every answer), and when ``fatal``
+        (a reset or step that failed half-way) leaves the vector env unusable."""
+        results, errors = [], []
+        for w, pipe in enumerate(self._pipes):
+            try:
+                result, ok = pipe.recv()  # type: ignore[union-attr]
+            except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+                self._failed = f"a worker process died during {what}"
+                raise RuntimeError(f"a make_vec worker process died during {what}: {self._dead_workers()}; its "
+                                   "stderr (above) says why") from exc
+            if ok:
+                results.append(result)
+            else:
+                errors.append(worker_error(w, *result))
+        if errors:
+            if fatal:
+                self._failed = f"a worker failed during {what}"
+            raise errors[0]
+        return results
+
+    def _dead_workers(self, wait: float = 2.0) -> str:
+        return dead_workers(self.processes, wait)
+
+
+def _put(batch: Any, index: int, item: Any) -> None:
+    """Write one env's observation into slot ``index`` of batched arrays (dicts and tuples of arrays)."""
+    if isinstance(batch, dict):
+        for key, value in batch.items():
+            _put(value, index, item[key])
+    elif isinstance(batch, tuple):
+        for value, part in zip(batch, item, strict=True):
+            _put(value, index, part)
+    else:
+        batch[index] = item

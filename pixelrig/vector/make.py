@@ -1,0 +1,110 @@
+"""``make_vec``: many pixel envs in parallel: one process each ("async"), all in this one ("sync"), or many per
+process with their rigs drawn a part at a time ("batched").
+
+pybullet's EGL plugin allows one client per process, so EGL envs only run in parallel in separate processes;
+each worker renders on its own GPU where several are visible (see :mod:`pixelrig.render.egl_devices`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from pixelrig.cameras.rig import CameraLike, as_cameras
+from pixelrig.render.choice import resolve_renderer
+from pixelrig.vector.async_env import PixelVectorEnv
+from pixelrig.vector.factory import EnvFactory
+
+MODES = ("async", "sync", "batched")
+
+
+def _processes(vectorization_mode: str, num_envs: int, num_workers: int) -> list[int]:
+    """The index of the process each env runs in: its own ("async"), this one ("sync"), its worker ("batched")."""
+    if vectorization_mode == "async":
+        return list(range(num_envs))
+    if vectorization_mode == "sync":
+        return [0] * num_envs
+    from pixelrig.vector.batched import worker_slices
+
+    return [w for w, indices in enumerate(worker_slices(num_envs, num_workers)) for _ in indices]
+
+
+def make_vec(
+    env_id: str,
+    num_envs: int,
+    cams: Iterable[CameraLike] | None = None,
+    renderer: str | None = None,
+    vectorization_mode: str = "async",
+    *,
+    pixels_only: bool = False,
+    pixels: bool = True,
+    gpu: int | None = None,
+    num_workers: int = 1,
+    env_kwargs: Mapping[str, Any] | None = None,
+    context: str = "spawn",
+) -> gym.vector.VectorEnv:
+    """A vector of ``num_envs`` copies of ``env_id`` under PixelObs.
+
+    Args:
+        env_id: a registered id (pixelrig's or any whose env exposes a pybullet client).
+        num_envs: number of envs.
+        cams: PixelObs cameras (None: each env's default rig).
+        renderer: 'auto' | 'tiny' | 'egl' | 'gl' | None, resolved once here ("batched": None means
+            ``PIXELRIG_RENDERER`` if set, else 'gl'; 'tiny' draws the rigs one after another; 'egl' needs one env
+            per worker).
+        vectorization_mode: "async" (one process per env, observations in shared memory), "sync" (all in this
+            process; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when 1,
+            each stepping its envs one by one and drawing their rigs a few envs per gl pass; see
+            :class:`pixelrig.vector.batched.BatchedVectorEnv`).
+        pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
+        num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).
+        gpu: with egl or gl, every worker renders on this CUDA device; None spreads worker processes over the
+            visible GPUs (gl: one EGL context per process, on the device its first gl env asks for).
+        env_kwargs: ``gym.make`` kwargs of every env.
+        context: multiprocessing start method for "async" and "batched" workers ("spawn" by default: safe with
+            pybullet and EGL).
+
+    Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
+    default (the step after an episode ends returns the reset observation). A worker that raises is reported
+    with its traceback.
+
+    Raises:
+        ValueError: bad num_envs, num_workers or mode, or EGL asked for several envs in one process.
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
+    if vectorization_mode not in MODES:
+        raise ValueError(f"vectorization_mode must be one of {MODES}: got {vectorization_mode!r}")
+    if vectorization_mode == "batched":
+        from pixelrig.vector.batched import batched_renderer, check_workers
+
+        check_workers(num_envs, num_workers)
+        kind = batched_renderer(renderer, num_envs, num_workers)
+    elif num_workers != 1:
+        raise ValueError(f"num_workers={num_workers!r} applies to vectorization_mode='batched' only: drop it, or "
+                         "pass vectorization_mode='batched'")
+    else:
+        kind = resolve_renderer(renderer)
+    if kind == "egl" and vectorization_mode == "sync" and num_envs > 1:
+        raise ValueError(
+            f"make_vec(vectorization_mode='sync', renderer='egl', num_envs={num_envs}): pybullet's EGL plugin "
+            "allows one client per process; use vectorization_mode='async' (one process per env) or renderer='tiny'"
+        )
+    cameras = as_cameras(cams) if cams is not None else None
+    factories = [EnvFactory(env_id, dict(env_kwargs or {}), cameras, pixels_only, pixels, kind, process, gpu)
+                 for process in _processes(vectorization_mode, num_envs, num_workers)]
+    if vectorization_mode == "sync":
+        return gym.vector.SyncVectorEnv(factories)
+    if vectorization_mode == "batched":
+        from pixelrig.vector.batched import BatchedVectorEnv
+
+        # workers' shared memory is sized from one env built here (TinyRenderer: same spaces, no GL context here)
+        return BatchedVectorEnv(factories, num_workers, context=context,
+                                spaces_fn=dataclasses.replace(factories[0], renderer="tiny"))
+    # build one env here first (TinyRenderer: its spaces do not depend on the backend), so that a bad id, kwarg
+    # or camera raises in this process with its own traceback instead of killing every worker
+    dataclasses.replace(factories[0], renderer="tiny")().close()
+    return PixelVectorEnv(factories, shared_memory=True, context=context)
