@@ -351,7 +351,7 @@ def test_batched_requests_decode_like_render() -> None:
     """A batched vector env draws several rigs' requests in one gl pass and hands each rig its frames: decode gives
     what render() gives, normals included (the requests carry them)."""
     gl_or_skip()
-    from pixelrig.render.gl import GlFrame, render_batch
+    from pixelrig.render.backends import submit
 
     envs = [gym.make("pixelrig/PandaPush-v0", renderer="gl") for _ in range(2)]
     try:
@@ -363,18 +363,10 @@ def test_batched_requests_decode_like_render() -> None:
             rig = CameraRig(cams, camera_params=True)
             rig.bind(u.render_backend, names=u.body_names)
             rigs.append(rig)
-        requests = []
-        for rig in rigs:
-            for r in rig.requests():
-                w, h, view, proj, seg = r
-                requests.append(rig.backend.request(w, h, view, proj, segmentation=seg, normals=r.normals))
-        frames = render_batch(requests)
-        assert all(isinstance(f, GlFrame) for f in frames)  # every camera asked for normals
-        start = 0
-        for rig in rigs:
-            n = len(rig.cameras)
-            decoded = rig.decode(frames[start:start + n])
-            start += n
+        drawn = submit([(rig.backend, rig.requests()) for rig in rigs]).collect()
+        assert all(f.normal is not None for frames in drawn for f in frames)  # every camera asked for normals
+        for rig, frames in zip(rigs, drawn, strict=True):
+            decoded = rig.decode(frames)
             alone = rig.render()
             assert decoded.keys() == alone.keys()
             # A tile's place in the shared framebuffer changes the last float bits of some interpolated depths and
@@ -486,8 +478,8 @@ def test_classes_matching_nothing_fail_at_construction_then_warn_after_a_rebuild
 
 def test_opencv_intrinsics_names_the_renderers() -> None:
     cam = Camera("c", **OBLIQUE)
-    with pytest.raises(ValueError, match=re.escape("Camera 'c': renderer='vulkan' must be one of ('tiny', 'gl', "
-                                                   "'egl')")):
+    with pytest.raises(ValueError, match=re.escape("Camera 'c': renderer='vulkan' must be one of ('tiny', 'egl', "
+                                                   "'gl')")):
         cam.opencv_intrinsics("vulkan")
 
 
@@ -497,7 +489,7 @@ def test_decode_without_views_is_a_clear_error() -> None:
         cams = [Camera("c", modalities=("points",), **OBLIQUE)]
         drawn = CameraRig(cams)
         drawn.bind(env.render_backend, names=env.body_names)
-        frames = env.render_backend.render_many(drawn.requests())
+        frames = env.render_backend.render(drawn.requests())
         fresh = CameraRig(cams)
         fresh.bind(env.render_backend, names=env.body_names)
         with pytest.raises(RuntimeError, match=re.escape("CameraRig.decode needs the views the frames were drawn "

@@ -153,16 +153,16 @@ def test_one_call_per_camera_and_segmentation_only_for_labels() -> None:
             Camera("c", modalities=("label",), **DOWN),
         ]
         rig = bound_rig(env, cams)
-        calls: list[bool] = []
+        calls: list[list[bool]] = []
         real = env.render_backend.render
 
-        def counting(*args, segmentation: bool, **kwargs):
-            calls.append(segmentation)
-            return real(*args, segmentation=segmentation, **kwargs)
+        def counting(requests):
+            calls.append([r.segmentation for r in requests])
+            return real(requests)
 
         env.render_backend.render = counting  # instrumentation: the real renderer still runs
         frames = rig.render()
-        assert calls == [False, False, True]
+        assert calls == [[False, False, True]]  # one call for the rig, a segmentation pass for "c" alone
         assert sorted(frames) == ["a/rgb", "b/depth", "b/rgb", "c/label"]
     finally:
         env.close()

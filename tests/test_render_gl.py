@@ -15,6 +15,7 @@ import pytest
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig.cameras.rig import CameraRig
 from pixelrig.errors import RendererUnavailable
+from pixelrig.render.backends import CameraRequest, submit
 from pixelrig.render.gl import context as glc
 from pixelrig.render.registry import RENDERER_CHOICES, backend_class
 from pixelrig.tools.bench.fidelity import agreement
@@ -137,7 +138,7 @@ def test_deterministic_across_calls_and_envs() -> None:
 
 @needs_gl
 def test_batch_equals_single_renders() -> None:
-    from pixelrig.render.gl import GlBackend, render_batch
+    from pixelrig.render.gl import GlBackend
 
     envs, backends, rigs = [], [], []
     for seed, env_id in enumerate(["pixelrig/PandaPush-v0", "pixelrig/HalfCheetah-v0", "pixelrig/PandaPush-v0"]):
@@ -150,12 +151,12 @@ def test_batch_equals_single_renders() -> None:
         backends.append(backend)
         rigs.append(rig)
     try:
-        requests, singles = [], []
+        jobs, singles = [], []
         for rig, backend in zip(rigs, backends, strict=True):
-            for cam, view, proj in zip(rig.cameras, rig.views(), rig._projections, strict=True):
-                requests.append(backend.request(cam.width, cam.height, view, proj, segmentation=True))
-                singles.append(backend.render(cam.width, cam.height, view, proj, segmentation=True))
-        batched = render_batch(requests)
+            requests = rig.requests()
+            jobs.append((backend, requests))
+            singles += [backend.render([r])[0] for r in requests]
+        batched = [frame for frames in submit(jobs).collect() for frame in frames]
         assert len(batched) == len(singles)
         # A tile's place in the shared framebuffer changes window coordinates, hence the last float bit of some
         # interpolated depths and texture coordinates (a checker texel may flip at its edge); the issue asks labels
@@ -176,11 +177,12 @@ def test_frame_format_matches_tiny() -> None:
     try:
         view = p.computeViewMatrix([0, -2.6, 0.45], [0, 0, 0.35], [0, 0, 1])
         proj = p.computeProjectionMatrixFOV(55, 1.5, 0.05, 10.0)
-        tiny = env.unwrapped.render_backend.render(48, 32, view, proj, segmentation=True)
-        frame = gl.render(48, 32, view, proj, segmentation=True)
+        (tiny,) = env.unwrapped.render_backend.render([CameraRequest(48, 32, view, proj)])
+        (frame,) = gl.render([CameraRequest(48, 32, view, proj)])
         for a, b in ((tiny.rgba, frame.rgba), (tiny.zbuffer, frame.zbuffer), (tiny.seg, frame.seg)):
             assert a.shape == b.shape and a.dtype == b.dtype
-        assert gl.render(48, 32, view, proj, segmentation=False).seg is None
+        assert gl.render([CameraRequest(48, 32, view, proj, segmentation=False)])[0].seg is None
+        assert tiny.normal is None and frame.normal is None  # asked for none
         assert (frame.zbuffer <= 1.0).all() and (frame.zbuffer[frame.seg == -1] == 1.0).all()
     finally:
         gl.close()
@@ -232,7 +234,7 @@ def test_analytic_box_under_camera() -> None:
         view = p.computeViewMatrix([0, 0, 3], [0, 0, 0], [0, 1, 0])
         proj = p.computeProjectionMatrixFOV(60, 1, 0.1, 10)
         with GlBackend(client) as gl:
-            frame = gl.render(16, 16, view, proj, segmentation=True)
+            (frame,) = gl.render([CameraRequest(16, 16, view, proj)])
         z = float(frame.zbuffer[8, 8])
         assert 10 * 0.1 / (10 - (10 - 0.1) * z) == pytest.approx(2.5, abs=1e-4)  # the top face, 0.5 m up
         assert int(frame.seg[8, 8]) == box
@@ -252,7 +254,7 @@ def test_closed_backend_refuses() -> None:
         view = p.computeViewMatrix([0, 0, 3], [0, 0, 0], [0, 1, 0])
         proj = p.computeProjectionMatrixFOV(60, 1, 0.1, 10)
         with pytest.raises(RuntimeError, match="closed"):
-            gl.render(8, 8, view, proj, segmentation=False)
+            gl.render([CameraRequest(8, 8, view, proj, segmentation=False)])
         gl.close()  # idempotent
     finally:
         p.disconnect(client)
@@ -318,10 +320,11 @@ def test_egl_plugin_can_start_after_gl_is_closed() -> None:
 
 
 def _rig_requests(env_ids: list[str]):
-    """A tiny env per id (seeded, a few random steps), a GlBackend on each and their default rigs' gl requests."""
+    """A tiny env per id (seeded, a few random steps), a GlBackend on each and their default rigs' jobs (the backend
+    and its rig's requests)."""
     from pixelrig.render.gl import GlBackend
 
-    envs, backends, requests = [], [], []
+    envs, backends, jobs = [], [], []
     for seed, env_id in enumerate(env_ids):
         env = gym.make(env_id, renderer="tiny")
         env.reset(seed=seed)
@@ -331,11 +334,15 @@ def _rig_requests(env_ids: list[str]):
         backend = GlBackend(env.unwrapped.client)
         rig = CameraRig(env.unwrapped.default_cameras())
         rig.bind(backend)
-        for cam, view, proj in zip(rig.cameras, rig.views(), rig._projections, strict=True):
-            requests.append(backend.request(cam.width, cam.height, view, proj, segmentation=True))
+        jobs.append((backend, rig.requests()))
         envs.append(env)
         backends.append(backend)
-    return envs, backends, requests
+    return envs, backends, jobs
+
+
+def _drawn(jobs) -> list:
+    """Every job's frames, drawn together, in one list."""
+    return [frame for frames in submit(jobs).collect() for frame in frames]
 
 
 def _close(envs, backends) -> None:
@@ -349,10 +356,9 @@ def test_view_culling_changes_no_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each camera draws only the instances whose bounding sphere meets its view volume: bit for bit the image of
     drawing them all, on every bundled env's default rig, and it does skip shapes (the wrist camera's view)."""
     from pixelrig.render.gl import pipeline as glr
-    from pixelrig.render.gl import render_batch
 
     env_ids = sorted({env_id for env_id, kwargs in ENVS if not kwargs})
-    envs, backends, requests = _rig_requests(env_ids)
+    envs, backends, jobs = _rig_requests(env_ids)
     drawn: list[int] = []
     commands = glr._commands
 
@@ -363,16 +369,17 @@ def test_view_culling_changes_no_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
 
     try:
         monkeypatch.setattr(glr, "_commands", counting)
-        culled = render_batch(requests)
+        culled = _drawn(jobs)
         everything = np.zeros((6, 4))
         everything[:, 3] = 1.0  # planes every point is inside of
         frusta = glr._frusta
         monkeypatch.setattr(glr, "_frusta", lambda reqs: (np.broadcast_to(everything, (len(reqs), 6, 4)),
                                                           frusta(reqs)[1]))
-        full = render_batch(requests)
+        full = _drawn(jobs)
         assert drawn[0] < drawn[1], f"nothing was culled ({drawn})"
-        for request, a, b in zip(requests, culled, full, strict=True):
-            where = f"client {request.client}"
+        owners = [backend.client for backend, requests in jobs for _ in requests]
+        for client, a, b in zip(owners, culled, full, strict=True):
+            where = f"client {client}"
             np.testing.assert_array_equal(a.rgba, b.rgba, err_msg=where)
             np.testing.assert_array_equal(a.zbuffer, b.zbuffer, err_msg=where)
             np.testing.assert_array_equal(a.seg, b.seg, err_msg=where)
@@ -382,31 +389,31 @@ def test_view_culling_changes_no_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @needs_gl
 def test_submitted_batches_are_read_as_they_were_drawn() -> None:
-    """submit_batch returns before the GL finishes; the frames collected later are the state at submission (the
-    physics may step meanwhile), equal bit for bit to render_batch's; several batches may be pending at once."""
+    """GlBackend.submit_batch returns before the GL finishes; the frames collected later are the state at submission
+    (the physics may step meanwhile), equal bit for bit to frames drawn at once; several batches may be pending."""
+    from pixelrig.render.gl import GlBackend
     from pixelrig.render.gl import pipeline as glr
-    from pixelrig.render.gl import render_batch, submit_batch
 
-    envs, backends, requests = _rig_requests(["pixelrig/PandaPush-v0", "pixelrig/HalfCheetah-v0"])
+    envs, backends, jobs = _rig_requests(["pixelrig/PandaPush-v0", "pixelrig/HalfCheetah-v0"])
     try:
-        first, second = requests[:3], requests[3:]
-        expected = render_batch(first) + render_batch(second)
-        pending = [submit_batch(first), submit_batch(second)]
+        first, second = jobs[:1], jobs[1:]
+        expected = _drawn(first) + _drawn(second)
+        pending = [GlBackend.submit_batch(first), GlBackend.submit_batch(second)]
         for env in envs:  # every pose changes before the frames are read
             for _ in range(5):
                 env.step(env.action_space.sample())
-        frames = pending[0].collect() + pending[1].collect()
+        frames = [f for part in pending for frames in part.collect() for f in frames]
         for a, b in zip(expected, frames, strict=True):
-            for x, y in zip(a, b, strict=True):
-                np.testing.assert_array_equal(x, y)
+            for field in ("rgba", "zbuffer", "seg", "normal"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
         with pytest.raises(RuntimeError, match="already collected"):
             pending[0].collect()
         slots = len(glr.shared_pipeline().slots)
         for _ in range(5):  # a discarded batch gives its GL objects back
-            submit_batch(first).discard()
+            GlBackend.submit_batch(first).discard()
         assert len(glr.shared_pipeline().slots) == slots
         with pytest.raises(ValueError, match="at least one request"):
-            submit_batch([])
+            GlBackend.submit_batch([])
     finally:
         _close(envs, backends)
 
@@ -463,7 +470,7 @@ def test_view_volumes_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(glr, "_FRUSTA", {})
     monkeypatch.setattr(glr, "_FRUSTA_MAX", 8)
     proj = p.computeProjectionMatrixFOV(60, 1.0, 0.05, 4.0)
-    requests = [glr.GlRequest(0, 16, 16, p.computeViewMatrix([0.1 * i, -2, 1], [0, 0, 0], [0, 0, 1]), proj)
+    requests = [CameraRequest(16, 16, p.computeViewMatrix([0.1 * i, -2, 1], [0, 0, 0], [0, 0, 1]), proj)
                 for i in range(20)]
     expected = glr._view_volumes(requests)
     largest = 0

@@ -200,8 +200,26 @@ def test_foreign_env_gets_tiny_and_refuses_egl() -> None:
         assert env.render_backend.name == "tiny"
     finally:
         env.close()
-    with pytest.raises(ValueError, match=re.escape("does not own a render backend and EGL must be loaded before")):
+    with pytest.raises(ValueError, match=re.escape("resolved to 'egl', which must start before the scene's first "
+                                                   "body, but ForeignEnv built its scene itself: use a renderer that "
+                                                   "can join a built scene (tiny, gl)")):
         PixelObs(ForeignEnv(), cams=[cam], renderer="egl")
+
+
+def test_foreign_env_draws_on_gl_like_tiny() -> None:
+    """gl joins a scene already built (unlike pybullet's EGL plugin): a foreign env renders on it as on tiny."""
+    gl_or_skip()
+    cam = Camera("c", width=33, height=33, eye=(0, -5, 2), target=(0, 0, 2), modalities=("rgb", "depth", "label"))
+    frames = {}
+    for renderer in ("tiny", "gl"):
+        env = PixelObs(ForeignEnv(), cams=[cam], renderer=renderer)
+        try:
+            frames[renderer], _ = env.reset(seed=0)
+            assert env.render_backend.name == renderer
+        finally:
+            env.close()
+    assert (frames["gl"]["c/label"] == frames["tiny"]["c/label"]).mean() >= 0.99
+    assert np.median(np.abs(frames["gl"]["c/depth"] - frames["tiny"]["c/depth"])) <= 0.001
 
 
 def test_renderer_switch_before_reset_and_refusal_after() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -21,8 +21,8 @@ from pixelrig.cameras.mounts import (
     scene_links,
     view_to_extrinsics,
 )
-from pixelrig.cameras.spec import PIXEL_SAMPLING, Camera, Pose
-from pixelrig.render.backends import RawFrame, RenderBackend
+from pixelrig.cameras.spec import Camera, Pose
+from pixelrig.render.backends import CameraRequest, Frame, RenderBackend
 from pixelrig.render.convert import (
     camera_centre,
     link_to_class,
@@ -35,35 +35,11 @@ from pixelrig.render.convert import (
     zbuffer_to_depth,
     zbuffer_to_metres,
 )
+from pixelrig.render.registry import BACKENDS
 
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 CameraLike = Camera | Mapping[str, Any]
 INT32_MAX = int(np.iinfo(np.int32).max)
-
-
-class _Request(NamedTuple):
-    width: int
-    height: int
-    view: tuple[float, ...]
-    projection: tuple[float, ...]
-    segmentation: bool
-
-
-class CameraRequest(_Request):
-    """What to draw for one camera: unpacks as ``(width, height, view, projection, segmentation)``.
-
-    Attributes:
-        normals: the camera returns normals and a renderer with geometry normals (gl) should draw them; other
-            renderers ignore it (the rig then estimates normals from depth).
-    """
-
-    normals: bool
-
-    def __new__(cls, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
-                segmentation: bool, normals: bool = False) -> CameraRequest:
-        self = super().__new__(cls, width, height, view, projection, segmentation)
-        self.normals = normals
-        return self
 
 
 def check_classes(classes: Mapping[str, int] | None) -> dict[str, int]:
@@ -158,7 +134,7 @@ def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dic
                 space = spaces.Box(-1, INT32_MAX, (*hw, 1), np.int32)
             out[f"{cam.name}/{mod}"] = space
         if camera_params:
-            ks = np.stack([cam.opencv_intrinsics(r) for r in PIXEL_SAMPLING]).astype(np.float32)
+            ks = np.stack([cam.opencv_intrinsics(r) for r in BACKENDS]).astype(np.float32)
             out[f"{cam.name}/intrinsics"] = spaces.Box(ks.min(axis=0), ks.max(axis=0), dtype=np.float32)
             low = np.array([[-1, -1, -1, -np.inf]] * 3 + [[0, 0, 0, 1]], np.float32)
             high = np.array([[1, 1, 1, np.inf]] * 3 + [[0, 0, 0, 1]], np.float32)
@@ -268,11 +244,7 @@ class CameraRig:
                 raise ValueError(message)
             warnings.warn(message, stacklevel=2)
         needs_k = self.camera_params or any(m in ("points", "normal") for c in self.cameras for m in c.modalities)
-        renderer = getattr(backend, "name", "tiny")
-        if needs_k and renderer not in PIXEL_SAMPLING:
-            raise ValueError(f"the rig's points, normals and camera parameters need the pixel sampling of renderer "
-                             f"{renderer!r}, which is known for {tuple(PIXEL_SAMPLING)} only")
-        self._intrinsics = [cam.opencv_intrinsics(renderer) if needs_k else np.eye(3) for cam in self.cameras]
+        self._intrinsics = [cam.opencv_intrinsics(backend.name) if needs_k else np.eye(3) for cam in self.cameras]
         self._jitters = [jitter(cam.name) if jitter is not None else None for cam in self.cameras]
         self._mounts, self.label_names, self._backend = mounts, labels, backend
         self.link_names = link_names
@@ -301,31 +273,32 @@ class CameraRig:
         """Every camera's OpenCV K on the bound renderer, float64 (3, 3) (see :meth:`Camera.opencv_intrinsics`)."""
         if self._backend is None:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
-        return [cam.opencv_intrinsics(getattr(self._backend, "name", "tiny")) for cam in self.cameras]
+        return [cam.opencv_intrinsics(self._backend.name) for cam in self.cameras]
 
     def extrinsics(self) -> list[np.ndarray]:
         """Every camera's world -> camera transform now, OpenCV axes, float64 (4, 4)."""
         return [view_to_extrinsics(view) for view in self.views()]
 
     def requests(self) -> list[CameraRequest]:
-        """What to draw now: a :class:`CameraRequest` per camera, in rig order, which unpacks as ``(width, height,
-        view, projection, segmentation)`` (the segmentation pass only for cameras that return label, link or class
-        images, and for normal cameras on renderers without a normal pass) and says in ``.normals`` whether the
-        camera returns normals (pass it on: ``GlBackend.request(..., normals=r.normals)``). :meth:`render` draws
-        them; a batched vector env draws many rigs' requests in one pass and hands each rig its frames back through
-        :meth:`decode`. The views are remembered for :meth:`decode` (points and extrinsics are those of the pose
-        drawn)."""
+        """What to draw now: a :class:`~pixelrig.render.backends.CameraRequest` per camera, in rig order (the
+        segmentation pass only for cameras that return label, link or class images, and for normal cameras on
+        backends that do not draw normals; normals asked for where the camera returns them). :meth:`render` draws
+        them; a batched vector env draws many rigs' requests at once (:func:`pixelrig.render.backends.submit`) and
+        hands each rig its frames back through :meth:`decode`. The views are remembered for :meth:`decode` (points
+        and extrinsics are those of the pose drawn)."""
+        if self._backend is None:
+            raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
         views = self.views()
         self._views = views
-        # normals estimated from depth (renderers without a normal pass) use the segmentation to keep each
-        # pixel's tangents on its own body and link
-        drawn_normals = getattr(self._backend, "name", None) == "gl"
-        return [CameraRequest(cam.width, cam.height, view, proj,
-                              cam.segmentation or ("normal" in cam.modalities and not drawn_normals),
+        # normals estimated from depth (backends that do not draw them) use the segmentation to keep each pixel's
+        # tangents on its own body and link
+        estimated = not self._backend.draws_normals
+        return [CameraRequest(cam.width, cam.height, tuple(view), tuple(proj),
+                              cam.segmentation or ("normal" in cam.modalities and estimated),
                               "normal" in cam.modalities)
                 for cam, view, proj in zip(self.cameras, views, self._projections, strict=True)]
 
-    def decode(self, frames: list[RawFrame], views: list[tuple[float, ...]] | None = None) -> dict[str, np.ndarray]:
+    def decode(self, frames: list[Frame], views: list[tuple[float, ...]] | None = None) -> dict[str, np.ndarray]:
         """The rig's observation from one raw frame per camera (as :meth:`requests` asked for them).
 
         Args:
@@ -356,7 +329,7 @@ class CameraRig:
                     out[f"{name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
                 elif mod == "label":
                     out[f"{name}/label"] = segmentation_to_label(frame.seg)
-                elif mod == "points" or (mod == "normal" and getattr(frame, "normal", None) is None):
+                elif mod == "points" or (mod == "normal" and frame.normal is None):
                     if points is None:
                         metres = zbuffer_to_metres(frame.zbuffer, cam.near, cam.far)
                         centre = camera_centre(extrinsics)  # type: ignore[arg-type]
@@ -366,8 +339,8 @@ class CameraRig:
                         out[f"{name}/points"] = points
                     else:  # estimated from depth on renderers without a normal pass
                         out[f"{name}/normal"] = normals_from_points(points, metres, centre, frame.seg)
-                elif mod == "normal":  # the gl renderer's geometry normals
-                    out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)  # type: ignore[attr-defined]
+                elif mod == "normal":  # drawn from the geometry by the backend
+                    out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)
                 else:  # link, class
                     if link is None:
                         link = segmentation_to_link(frame.seg, self._first_link)
@@ -393,4 +366,4 @@ class CameraRig:
         """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays. One
         ``getCameraImage`` call per camera on pybullet's renderers; one pass for all of them on gl."""
         requests = self.requests()  # raises a clear error when the rig is not bound yet
-        return self.decode(self._backend.render_many(requests))  # type: ignore[union-attr]
+        return self.decode(self._backend.render(requests))  # type: ignore[union-attr]

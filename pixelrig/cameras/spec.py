@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from pixelrig.render.registry import BACKENDS
+
 MODALITIES = ("rgb", "depth", "label", "points", "normal", "link", "class")
 """Modalities a camera can return, in their canonical order: rgb (H,W,3) uint8; depth (H,W,1) float32 metres;
 label (H,W,1) int32 body ids; points (H,W,4) float32 world xyz + hit flag; normal (H,W,3) float32 world unit
@@ -21,13 +23,6 @@ normals; link (H,W,1) int32 link ids; class (H,W,1) int32 class ids (see ``Pixel
 
 SEGMENTATION_MODALITIES = ("label", "link", "class")
 """Modalities computed from the segmentation pass (body id and link index per pixel)."""
-
-PIXEL_SAMPLING: dict[str, tuple[float, float]] = {"tiny": (0.0, -1.0), "gl": (0.0, -1.0), "egl": (-0.5, -0.5)}
-"""Per renderer, where pixel ``(0, 0)`` samples the image plane, as the offset of the principal point from
-``(width / 2, height / 2)`` in OpenCV pixel coordinates (pixel centres at integers). Measured by fitting rendered
-depth of a tilted plane: TinyRenderer (and the gl renderer, which copies it) samples pixel ``(col, row)`` at the
-continuous image position ``(col, row + 1)``; pybullet's EGL plugin samples pixel centres ``(col + 0.5, row + 0.5)``
-(at sizes up to its 1024x768 pbuffer; larger images are upscaled by the plugin)."""
 
 MAX_SIZE = 4096
 """Largest accepted image width/height in pixels."""
@@ -186,15 +181,15 @@ class Camera:
         renderer samples its pixels (see :data:`PIXEL_SAMPLING`).
 
         Args:
-            renderer: 'tiny', 'gl' or 'egl'.
+            renderer: a backend's name (:data:`pixelrig.render.registry.BACKENDS`).
 
         Raises:
             ValueError: an unknown renderer (the message lists the known ones).
         """
         try:
-            dx, dy = PIXEL_SAMPLING[renderer]
+            dx, dy = BACKENDS[renderer].pixel_sampling
         except KeyError:
-            raise ValueError(f"Camera {self.name!r}: renderer={renderer!r} must be one of {tuple(PIXEL_SAMPLING)}") \
+            raise ValueError(f"Camera {self.name!r}: renderer={renderer!r} must be one of {tuple(BACKENDS)}") \
                 from None
         f = 0.5 * self.height / math.tan(math.radians(self.fov) / 2.0)
         return np.array([[f, 0.0, self.width / 2.0 + dx], [0.0, f, self.height / 2.0 + dy], [0.0, 0.0, 1.0]])

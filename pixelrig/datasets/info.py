@@ -46,7 +46,7 @@ class DatasetInfo:
         env_kwargs: the env's constructor arguments as snapshots describe them (plain JSON values;
             dataclasses as ``{"__dataclass__": "module:Class", field: ...}``; functions as ``{"__callable__"}``).
         max_episode_steps: the TimeLimit of the env's spec (None: none).
-        renderer: the backend that drew the images ("tiny", "egl" or "gl").
+        renderer: the backend that drew the images (a key of :data:`pixelrig.render.registry.BACKENDS`).
         cameras: the rig, as ``Camera.to_dict()`` dicts.
         fps: frames per second (LeRobot timestamps are frame_index / fps).
         task: the task description of every frame.

@@ -164,7 +164,7 @@ def replay(
         cams: Cameras or camera dicts, or a rig file (JSON/TOML, as ``pixelrig view --cams``); their "rgb" and
             "depth" images are stored.
         format: "lerobot" or "robomimic"; default the format of ``src``.
-        renderer: the backend to draw with ("tiny", "egl", "gl", "auto"); default the recorded one.
+        renderer: the backend to draw with (any renderer); default the recorded one.
         make_env: a function returning the env to restore into (the stack the recorder had under PixelObs), for
             envs that ``gym.make(env_id, **env_kwargs)`` cannot rebuild (builders, functions as kwargs). With
             ``workers`` > 1 it runs in the worker processes: it must pickle (a module-level function, or a

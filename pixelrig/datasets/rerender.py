@@ -62,7 +62,7 @@ class Renderer:
 
     @property
     def backend(self) -> str:
-        """The name of the backend that draws ("tiny", "egl" or "gl")."""
+        """The name of the backend that draws (a key of :data:`pixelrig.render.registry.BACKENDS`)."""
         return self.pixel.render_backend.name
 
     def close(self) -> None:

@@ -31,12 +31,12 @@ from pixelrig.envs import bodies
 from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
 from pixelrig.envs.randomization import Randomization, apply_body_poses, camera_jitter, check_body_names, draw_and_apply
 from pixelrig.envs.state import EnvState
-from pixelrig.render.backends import RenderBackend
+from pixelrig.render.backends import CameraRequest, RenderBackend
 from pixelrig.render.choice import requested_renderer, resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
 from pixelrig.render.egl import capture_native_stdout
 from pixelrig.render.egl_devices import select_gpu
-from pixelrig.render.registry import backend_class
+from pixelrig.render.registry import backend_class, may_use_egl_device
 
 CameraSpec = dict[str, Any]
 """A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""
@@ -77,8 +77,9 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         render_mode: None, "rgb_array" (``render()`` returns frames from :meth:`render_camera`) or "human"
             (those frames are shown in a window, a separate process, after every reset and step; see
             :class:`pixelrig.HumanWindow` for a window on any camera).
-        renderer: "auto", "tiny", "egl", or None for ``PIXELRIG_RENDERER`` (default "auto"). The env owns its
-            backend because EGL must be loaded before the first body.
+        renderer: any renderer (:data:`pixelrig.render.registry.RENDERER_CHOICES`), or None for
+            ``PIXELRIG_RENDERER`` (default "auto"). The env owns its backend because EGL must be loaded before the
+            first body.
         time_step: physics time step in seconds.
         frame_skip: physics steps per ``step()``; the control period is ``time_step * frame_skip``.
         gravity: gravity vector in m/s².
@@ -158,7 +159,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
             self._window = DisplayWindow(f"pixelrig: {type(self).__name__}", fps=self.metadata["render_fps"],
                                          scale=2)
         try:
-            if gpu is not None and requested_renderer(renderer) != "tiny":
+            if gpu is not None and may_use_egl_device(requested_renderer(renderer)):
                 select_gpu(gpu)  # EGL_VISIBLE_DEVICES, before the probe and the plugin read it
             self._connect(resolve_renderer(renderer))
             self._rebuild()
@@ -181,7 +182,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
 
     @property
     def render_backend(self) -> RenderBackend:
-        """The env's render backend ('tiny' or 'egl'); chosen at construction."""
+        """The env's render backend (any of :data:`pixelrig.render.registry.BACKENDS`); chosen at construction."""
         if self._backend is None:
             raise RuntimeError(f"{type(self).__name__} is closed: create a new environment")
         return self._backend
@@ -202,7 +203,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         self._finalizer = weakref.finalize(self, _shutdown, client, backend)
 
     def use_renderer(self, renderer: str | None) -> RenderBackend:
-        """Make the env render with ``renderer`` ('auto'|'tiny'|'egl'|None = keep the current one).
+        """Make the env render with ``renderer`` (any renderer; None keeps the current one).
 
         Switching backends reconnects the simulation and rebuilds the world, so it is only allowed before the
         first ``reset()``; afterwards pass ``renderer=`` to the env's constructor (or ``gym.make``) instead.
@@ -362,7 +363,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         proj = p.computeProjectionMatrixFOV(
             cam.get("fov", 60.0), width / height, cam.get("near", 0.01), cam.get("far", 10.0)
         )
-        frame = self.render_backend.render(width, height, view, proj, segmentation=False)
+        (frame,) = self.render_backend.render([CameraRequest(width, height, tuple(view), tuple(proj), False)])
         return rgba_to_rgb(frame.rgba)
 
     def close(self) -> None:

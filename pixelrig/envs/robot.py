@@ -103,7 +103,8 @@ class RobotEnv(BulletEnv):
         randomize: domain randomisation (:class:`pixelrig.envs.Randomization`); its ``joint_noise`` adds to
             ``reset_noise_scale``.
         render_mode: None, "rgb_array" or "human" (a world-fixed camera that frames the robot).
-        renderer: "auto" | "tiny" | "egl" | None.
+        renderer: any renderer (:data:`pixelrig.render.registry.RENDERER_CHOICES`), or None for
+            ``PIXELRIG_RENDERER`` (default "auto").
         visual_detail: "full", "simplified" or "collision": what cameras see of a URDF/SDF robot (physics is the
             file's in every case; MJCF files and builders are drawn as they are). See :mod:`pixelrig.envs.lod`.
         visual_budget: triangles per visual mesh for "simplified".

@@ -3,7 +3,7 @@ them, and pure conversions of their buffers (depth, labels, points, normals)."""
 
 from pixelrig.errors import RendererUnavailable
 from pixelrig.render import _pybullet_check  # noqa: F401  (ImportError naming the fix if pybullet lacks numpy)
-from pixelrig.render.backends import RawFrame, RenderBackend, TinyBackend
+from pixelrig.render.backends import CameraRequest, Frame, RenderBackend, TinyBackend, submit
 from pixelrig.render.choice import (
     RendererProbe,
     choose_auto,
@@ -22,11 +22,13 @@ __all__ = [
     "BACKGROUND_LABEL",
     "RENDERER_CHOICES",
     "EglBackend",
-    "RawFrame",
+    "CameraRequest",
+    "Frame",
     "RenderBackend",
     "RendererProbe",
     "RendererUnavailable",
     "TinyBackend",
+    "submit",
     "active_egl_client",
     "decode_segmentation",
     "choose_auto",

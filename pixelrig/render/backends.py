@@ -1,38 +1,109 @@
-"""Render backends: the one interface every renderer implements, and pybullet's TinyRenderer (CPU) behind it.
+"""The render contract every backend implements, and pybullet's TinyRenderer behind it.
 
-A backend belongs to one pybullet client. It renders one camera per call and returns the raw buffers; turning
-them into metres and labels is :mod:`pixelrig.render.convert`'s job.
+A backend belongs to one pybullet client. It is asked for camera images with :class:`CameraRequest` s and answers a
+:class:`Frame` each: the raw buffers (turning them into metres, labels and points is :mod:`pixelrig.render.convert`'s
+job). A backend that draws geometry normals says so (``draws_normals``); one that draws the cameras of many
+clients in one pass says so (``batches``) and implements :meth:`RenderBackend.submit_batch`. :func:`submit` draws
+any mix of backends' requests, each batching kind in one pass, so that callers never ask which backend they have.
+
+Adding a backend: a module with a :class:`RenderBackend` subclass, and its entry in :mod:`pixelrig.render.registry`.
 """
 
 from __future__ import annotations
 
-from abc import ABC
-from typing import ClassVar, NamedTuple
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pybullet as p
 
 
-class RawFrame(NamedTuple):
-    """What one ``getCameraImage`` call returned.
+@dataclass(frozen=True)
+class CameraRequest:
+    """One camera image to draw.
+
+    Attributes:
+        width: image width in pixels.
+        height: image height in pixels.
+        view: 16 floats, column-major view matrix (``pybullet.computeViewMatrix``).
+        projection: 16 floats, column-major projection matrix (``pybullet.computeProjectionMatrixFOV``).
+        segmentation: return the segmentation buffer (else :attr:`Frame.seg` is None).
+        normals: return world normals where the backend draws them (``draws_normals``); other backends ignore it.
+    """
+
+    width: int
+    height: int
+    view: tuple[float, ...]
+    projection: tuple[float, ...]
+    segmentation: bool = True
+    normals: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """One camera image as a backend drew it.
 
     Attributes:
         rgba: (H, W, 4) uint8.
         zbuffer: (H, W) float32 OpenGL z-buffer in [0, 1], 1.0 = background.
-        seg: (H, W) int32 segmentation (``uid + ((link + 1) << 24)``, -1 = background), or None when the frame was
-            rendered without a segmentation pass (pybullet then returns a stale buffer, which is dropped here).
+        seg: (H, W) int32 segmentation (``uid + ((link + 1) << 24)``, -1 = background), or None when the request
+            asked for none (pybullet then returns a stale buffer, which is dropped).
+        normal: (H, W, 3) float32 world unit normals of the drawn triangles, 0 at background, when the request
+            asked for normals and the backend draws them; else None (the rig estimates them from depth).
     """
 
     rgba: np.ndarray
     zbuffer: np.ndarray
     seg: np.ndarray | None
+    normal: np.ndarray | None = None
+
+
+Job = tuple["RenderBackend", Sequence[CameraRequest]]
+"""A backend and the cameras to draw with it."""
+
+
+class PendingFrames(ABC):
+    """Jobs submitted for drawing: :meth:`collect` waits for them and returns each job's frames, in order."""
+
+    @abstractmethod
+    def collect(self) -> list[list[Frame]]:
+        """Each job's frames (waiting for them). Raises ``RuntimeError`` when collected twice."""
+
+    @abstractmethod
+    def discard(self) -> None:
+        """Give back what drawing holds without reading it (idempotent)."""
+
+
+class Drawn(PendingFrames):
+    """Jobs already drawn (what backends that do not batch return)."""
+
+    def __init__(self, frames: list[list[Frame]]) -> None:
+        self._frames: list[list[Frame]] | None = frames
+
+    def collect(self) -> list[list[Frame]]:
+        if self._frames is None:
+            raise RuntimeError("these frames were already collected")
+        frames, self._frames = self._frames, None
+        return frames
+
+    def discard(self) -> None:
+        self._frames = None
 
 
 class RenderBackend(ABC):
-    """Renders camera images for one pybullet client. Close it (or use it as a context manager) when done."""
+    """Draws camera images of one pybullet client. Close it (or use it as a context manager) when done.
+
+    Attributes:
+        name: the ``renderer=`` value that selects it.
+        draws_normals: a request's ``normals`` gives :attr:`Frame.normal` (drawn from the geometry).
+        batches: :meth:`submit_batch` draws the requests of many backends (many clients) of this class in one pass.
+    """
 
     name: ClassVar[str]
-    _renderer_flag: ClassVar[int]
+    draws_normals: ClassVar[bool] = False
+    batches: ClassVar[bool] = False
 
     def __init__(self, client: int) -> None:
         if not p.isConnected(physicsClientId=client):
@@ -50,43 +121,32 @@ class RenderBackend(ABC):
         """True once :meth:`close` has been called."""
         return self._closed
 
-    def render(
-        self,
-        width: int,
-        height: int,
-        view: tuple[float, ...],
-        projection: tuple[float, ...],
-        *,
-        segmentation: bool,
-    ) -> RawFrame:
-        """Render one camera with a single ``getCameraImage`` call.
+    def render(self, requests: Sequence[CameraRequest]) -> list[Frame]:
+        """Draw these cameras of the client: one frame per request, in order.
 
-        Args:
-            width: image width in pixels.
-            height: image height in pixels.
-            view: 16 floats, column-major view matrix (``pybullet.computeViewMatrix``).
-            projection: 16 floats, column-major projection matrix (``pybullet.computeProjectionMatrixFOV``).
-            segmentation: whether to run the segmentation pass (object id and link index).
-
-        Returns:
-            The raw buffers; ``seg`` is None when ``segmentation`` is False.
+        Raises:
+            RuntimeError: the backend is closed.
         """
+        self.check_open()
+        return self._draw(requests)
+
+    @abstractmethod
+    def _draw(self, requests: Sequence[CameraRequest]) -> list[Frame]:
+        """Draw the requests (the backend is open)."""
+
+    @classmethod
+    def submit_batch(cls, jobs: Sequence[Job]) -> PendingFrames:
+        """Draw the jobs of backends of this class (``batches`` true) in one pass, without waiting for it.
+
+        Raises:
+            NotImplementedError: the class does not batch.
+        """
+        raise NotImplementedError(f"{cls.__name__} does not draw batches (batches = False): call render()")
+
+    def check_open(self) -> None:
+        """Raise ``RuntimeError`` (naming the fix) when the backend is closed."""
         if self._closed:
             raise RuntimeError(f"{self.name} render backend is closed: create a new environment to render again")
-        flags = p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX if segmentation else p.ER_NO_SEGMENTATION_MASK
-        _, _, rgba, zbuffer, seg = self._camera_image(width, height, view, projection, flags)
-        return RawFrame(rgba, zbuffer, seg if segmentation else None)
-
-    def render_many(self, cameras: list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]
-                    ) -> list[RawFrame]:
-        """Render several cameras: ``(width, height, view, projection, segmentation)`` each. pybullet's renderers
-        take one ``getCameraImage`` call per camera; the gl backend draws them all in one pass."""
-        return [self.render(w, h, v, pr, segmentation=seg) for w, h, v, pr, seg in cameras]
-
-    def _camera_image(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...],
-                      flags: int) -> tuple:
-        return p.getCameraImage(width, height, view, projection, renderer=self._renderer_flag, flags=flags,
-                                physicsClientId=self._client)
 
     def close(self) -> None:
         """Release what the backend holds. Idempotent."""
@@ -103,7 +163,83 @@ class RenderBackend(ABC):
         return f"<{type(self).__name__} {state}>"
 
 
-class TinyBackend(RenderBackend):
+def submit(jobs: Sequence[Job]) -> PendingFrames:
+    """Draw the jobs of any backends: those of a batching class in one pass per class, sent without waiting; the
+    others now, one after another. ``collect()`` returns each job's frames in job order.
+
+    Raises:
+        RuntimeError: a backend is closed.
+    """
+    jobs = list(jobs)
+    for backend, _ in jobs:
+        backend.check_open()
+    groups: dict[type[RenderBackend], list[int]] = {}
+    frames: list[list[Frame] | None] = [None] * len(jobs)
+    for i, (backend, requests) in enumerate(jobs):
+        if type(backend).batches:
+            groups.setdefault(type(backend), []).append(i)
+        else:
+            frames[i] = backend.render(requests)
+    pending = []
+    try:
+        for cls, indices in groups.items():
+            pending.append((indices, cls.submit_batch([jobs[i] for i in indices])))
+    except BaseException:
+        for _, part in pending:
+            part.discard()
+        raise
+    if not pending:
+        return Drawn(frames)  # type: ignore[arg-type]
+    return _Gathered(frames, pending)
+
+
+class _Gathered(PendingFrames):
+    """Frames drawn now plus batches still being drawn, put back in job order when collected."""
+
+    def __init__(self, frames: list[list[Frame] | None], pending: list[tuple[list[int], PendingFrames]]) -> None:
+        self._frames = frames
+        self._pending: list[tuple[list[int], PendingFrames]] | None = pending
+
+    def collect(self) -> list[list[Frame]]:
+        if self._pending is None:
+            raise RuntimeError("these frames were already collected")
+        pending, self._pending = self._pending, None
+        try:
+            for indices, part in pending:
+                for i, frames in zip(indices, part.collect(), strict=True):
+                    self._frames[i] = frames
+        finally:
+            for _, part in pending:
+                part.discard()
+        return self._frames  # type: ignore[return-value]
+
+    def discard(self) -> None:
+        for _, part in self._pending or []:
+            part.discard()
+        self._pending = None
+
+
+class PybulletBackend(RenderBackend):
+    """A renderer pybullet draws with ``getCameraImage`` (one call per camera; rgba, z-buffer and segmentation from
+    that call)."""
+
+    _renderer_flag: ClassVar[int]
+
+    def _draw(self, requests: Sequence[CameraRequest]) -> list[Frame]:
+        frames = []
+        for r in requests:
+            flags = p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX if r.segmentation else p.ER_NO_SEGMENTATION_MASK
+            _, _, rgba, zbuffer, seg = self._camera_image(r.width, r.height, r.view, r.projection, flags)
+            frames.append(Frame(rgba, zbuffer, seg if r.segmentation else None))
+        return frames
+
+    def _camera_image(self, width: int, height: int, view: Sequence[float], projection: Sequence[float],
+                      flags: int) -> tuple:
+        return p.getCameraImage(width, height, view, projection, renderer=self._renderer_flag, flags=flags,
+                                physicsClientId=self._client)
+
+
+class TinyBackend(PybulletBackend):
     """pybullet's TinyRenderer: CPU, in process, deterministic; white background; fast at RL sizes."""
 
     name = "tiny"

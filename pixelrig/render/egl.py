@@ -16,7 +16,7 @@ import re
 import pybullet as p
 
 from pixelrig.errors import RendererUnavailable
-from pixelrig.render.backends import RenderBackend
+from pixelrig.render.backends import PybulletBackend
 from pixelrig.render.egl_plugin_owner import LOCK, active_egl_client, set_egl_client
 from pixelrig.system.output import capture_native_output
 
@@ -49,7 +49,7 @@ EGL_CHATTY_FRAMES = 3
 """Frames after the plugin loads whose stdout is captured (it prints on the first two; one more for margin)."""
 
 
-class EglBackend(RenderBackend):
+class EglBackend(PybulletBackend):
     """pybullet's EGL plugin: OpenGL on a GPU, or on Mesa's llvmpipe on CPU-only machines.
 
     Must be created right after ``connect`` and before any body is loaded. One per process at a time.
@@ -95,7 +95,7 @@ class EglBackend(RenderBackend):
                     f"an EGL renderer is already active in this process (pybullet client {other}); pybullet's "
                     "EGL plugin supports one client per process and a second one renders the wrong scene. "
                     "Close the other environment first, use renderer='tiny', or run each EGL environment in its "
-                    "own process (pixelrig.make_vec / gymnasium AsyncVectorEnv)."
+                    "own process (pixelrig.make_vec, vectorization_mode='async')."
                 )
             with capture_native_stdout() as out:
                 plugin = p.loadPlugin(path, "_eglRendererPlugin", physicsClientId=client)

@@ -7,6 +7,14 @@ import json
 import sys
 
 
+def add_renderer(parser: argparse.ArgumentParser, default: str = "PIXELRIG_RENDERER, else auto") -> None:
+    """The ``--renderer`` option, its choices and their help from the render registry."""
+    from pixelrig.render.registry import RENDERER_CHOICES, choices_help
+
+    parser.add_argument("--renderer", choices=RENDERER_CHOICES, default=None,
+                        help=f"{choices_help()} (default: {default})")
+
+
 def _demo(args: argparse.Namespace) -> int:
     from pixelrig.tools.demo import run_demo
 
@@ -98,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--env", default="pixelrig/PandaPush-v0", help="environment id")
     demo.add_argument("--steps", type=int, default=150, help="env steps (default: 150)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
+    add_renderer(demo)
     demo.add_argument("--video", default=None, help="mp4/gif path of the tiled rig (default: OUT/demo.mp4)")
     demo.set_defaults(func=_demo)
 
@@ -110,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--scale", type=int, default=2)
     view.add_argument("--policy", choices=("hold", "random"), default="hold",
                       help="hold: zero torque / hold the pose (default); random: random actions")
-    view.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
+    add_renderer(view)
     view.add_argument("--seed", type=int, default=0)
     view.set_defaults(func=_view)
 
@@ -126,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--policy", choices=("hold", "random"), default="hold",
                        help="hold: zero torque / hold the pose (default); random: random actions")
     serve.add_argument("--fast", action="store_true", help="step as fast as possible instead of in real time")
-    serve.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None)
+    add_renderer(serve)
     serve.add_argument("--seed", type=int, default=0)
     serve.set_defaults(func=_serve)
 
@@ -138,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--cams", required=True, help="JSON or TOML rig file: the cameras to render")
     replay.add_argument("--format", choices=("lerobot", "robomimic"), default=None,
                         help="format of DST (default: that of SRC)")
-    replay.add_argument("--renderer", choices=("auto", "tiny", "egl", "gl"), default=None,
-                        help="backend (default: the one the dataset was recorded with)")
+    add_renderer(replay, "the one the dataset was recorded with")
     replay.add_argument("--overwrite", action="store_true", help="replace a dataset already at DST")
     replay.add_argument("--quiet", action="store_true", help="no progress bar")
     replay.add_argument("--workers", type=int, default=None,

@@ -53,7 +53,7 @@ def run_demo(
         env_id: a registered pixelrig id.
         steps: number of env steps (episodes are reset as they end).
         seed: seed of the first episode (later ones use seed+1, ...).
-        renderer: render backend request ('auto', 'tiny', 'egl' or None).
+        renderer: any renderer, or None for the env's default.
         scale: pixel up-scaling of the tiles in the sheet.
         video: path of the mp4 (or .gif) of the tiled rig, written by :class:`pixelrig.VideoRecorder` as the run
             goes; default ``<out_dir>/demo.mp4``.

@@ -30,7 +30,7 @@ def run_server(source: str, cams: str | Path | None = None, steps: int | None = 
         steps: stop after this many steps (default: run until Ctrl-C).
         port, host, fps: the page's (see :class:`BrowserView`).
         policy: "hold" (hold the pose / zero torque) or "random".
-        renderer: the backend ('auto', 'tiny', 'egl', 'gl'; default: the env's choice).
+        renderer: any renderer (default: the env's choice).
         seed: the first reset's seed.
         realtime: step at the env's own pace (``dt`` per step), as ``pixelrig view`` does; False: as fast as it goes.
         announce: called with the lines to show the user once the page is up (default: print them to stdout).

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from pixelrig.render.backends import PendingFrames, submit
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 EnvFn = Callable[[], gym.Env]
@@ -30,13 +31,12 @@ def _reset_unrendered(env: gym.Env, seed: int | None, options: dict[str, Any] | 
 
 
 class _Part:
-    """Some envs' rigs drawn in one go: gl frames pending (read back by ``pending.collect()``), with each env's span
-    of them, and other backends' frames already here."""
+    """Some envs' rigs submitted in one go (:func:`pixelrig.render.backends.submit`): the envs, in order, and their
+    frames, pending until collected."""
 
-    def __init__(self) -> None:
-        self.pending: Any = None  # a PendingBatch
-        self.spans: dict[int, tuple[int, int]] = {}
-        self.raw: dict[int, list] = {}
+    def __init__(self, envs: list[int], pending: PendingFrames | None) -> None:
+        self.envs = envs
+        self.pending = pending
 
     def discard(self) -> None:
         if self.pending is not None:
@@ -45,8 +45,9 @@ class _Part:
 
 class EnvBatch:
     """The envs of one process, stepped one by one with Gymnasium's next-step autoreset, their PixelObs rigs drawn
-    in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's gl rigs in one GL pass submitted without
-    waiting (``submit_batch``) while the next envs step, read back at the end; other backends rig by rig. An env
+    in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's rigs submitted together
+    (:func:`pixelrig.render.backends.submit`: one pass without waiting on a backend that batches, such as gl, while
+    the next envs step; read back at the end; other backends rig by rig). An env
     whose outermost wrapper is not PixelObs renders (or not) on its own.
 
     Args:
@@ -121,43 +122,21 @@ class EnvBatch:
             part.discard()
 
     def _submit(self, indices: range, inner: list[Any]) -> _Part:
-        """Draw the rigs of the PixelObs envs at ``indices`` whose observation is not None: gl rigs in one pass sent
-        to the GL without waiting, other backends' rigs at once."""
-        part = _Part()
-        gl_requests: list[Any] = []
-        for i in indices:
-            env = self.envs[i]
-            if inner[i] is None or not isinstance(env, PixelObs):
-                continue
-            requests = env.rig_requests()
-            backend = env.render_backend
-            if backend.name == "gl":  # as GlBackend.render_many turns a rig's requests into GlRequests
-                start = len(gl_requests)
-                for request in requests:
-                    w, h, view, proj, seg = request
-                    gl_requests.append(backend.request(  # type: ignore[attr-defined]
-                        w, h, view, proj, segmentation=seg, normals=bool(getattr(request, "normals", False))))
-                part.spans[i] = (start, len(gl_requests))
-            else:
-                part.raw[i] = backend.render_many(requests)
-        if gl_requests:
-            from pixelrig.render.gl import submit_batch
-
-            part.pending = submit_batch(gl_requests)
-        return part
+        """Draw the rigs of the PixelObs envs at ``indices`` whose observation is not None: the rigs of backends that
+        batch in one pass sent without waiting, the others now."""
+        envs = [i for i in indices if inner[i] is not None and isinstance(self.envs[i], PixelObs)]
+        jobs = [(self.envs[i].render_backend, self.envs[i].rig_requests()) for i in envs]
+        return _Part(envs, submit(jobs) if jobs else None)
 
     def _collect(self, parts: list[_Part], inner: list[Any]) -> list[Any]:
-        """``inner`` with the observation of every env the parts drew (waiting for each part's GL work in turn)."""
+        """``inner`` with the observation of every env the parts drew (waiting for each part in turn)."""
         out = list(inner)
         for part in parts:
-            raw = dict(part.raw)
-            if part.pending is not None:
-                frames = part.pending.collect()
-                for i, (start, stop) in part.spans.items():
-                    raw[i] = frames[start:stop]
-            for i, frames_i in raw.items():
+            if part.pending is None:
+                continue
+            for i, frames in zip(part.envs, part.pending.collect(), strict=True):
                 env = self.envs[i]
-                out[i] = env.observation_from(env.rig.decode(frames_i), inner[i])  # type: ignore[attr-defined]
+                out[i] = env.observation_from(env.rig.decode(frames), inner[i])  # type: ignore[attr-defined]
         return out
 
     def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:

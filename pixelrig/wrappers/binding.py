@@ -12,8 +12,9 @@ import numpy as np
 
 from pixelrig.cameras.rig import CameraLike, CameraRig
 from pixelrig.envs.base import BulletEnv, bullet_client_of, names_of
-from pixelrig.render.backends import RenderBackend, TinyBackend
+from pixelrig.render.backends import RenderBackend
 from pixelrig.render.choice import resolve_renderer
+from pixelrig.render.registry import BACKENDS, backend_class, entry
 
 
 class BoundRig:
@@ -45,13 +46,14 @@ class BoundRig:
         if isinstance(base, BulletEnv):
             return base.use_renderer(renderer)
         kind = resolve_renderer(renderer) if renderer is not None else "tiny"
-        if kind != "tiny":
+        if entry(kind).before_bodies:
             raise ValueError(
-                f"{who}(renderer={renderer!r}) resolved to {kind!r}, but {type(base).__name__} does not own a "
-                "render backend and EGL must be loaded before its first body: use renderer='tiny', or build the "
-                "env on pixelrig.envs.BulletEnv and pass renderer= to it"
+                f"{who}(renderer={renderer!r}) resolved to {kind!r}, which must start before the scene's first body, "
+                f"but {type(base).__name__} built its scene itself: use a renderer that can join a built scene "
+                f"({', '.join(n for n, e in BACKENDS.items() if not e.before_bodies)}), or build the env on "
+                "pixelrig.envs.BulletEnv and pass renderer= to it"
             )
-        self._own_backend = TinyBackend(bullet_client_of(self.env))
+        self._own_backend = backend_class(kind)(bullet_client_of(self.env))
         return self._own_backend
 
     @property

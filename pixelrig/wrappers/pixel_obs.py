@@ -32,7 +32,7 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         env: an env whose ``unwrapped`` exposes ``client`` (a pybullet client id), e.g. any pixelrig env.
         cams: Cameras or camera dicts. None uses ``env.unwrapped.default_cameras()``.
         pixels_only: drop the ``"state"`` key.
-        renderer: None keeps the env's own backend. 'tiny' / 'egl' / 'auto' ask a pixelrig env to switch
+        renderer: None keeps the env's own backend; any renderer's name asks a pixelrig env to switch
             (allowed before its first reset); an env that does not own a backend gets a TinyRenderer backend
             ('egl' needs the plugin loaded before the env's first body, which only the env can do).
         classes: glob pattern -> class id (an integer >= 0) for cameras returning ``"class"``, e.g.

@@ -3,6 +3,6 @@ on one headless EGL context per process, many cameras of many clients per pass."
 
 from pixelrig.render.gl.backend import GlBackend
 from pixelrig.render.gl.context import gl_info
-from pixelrig.render.gl.pipeline import GlFrame, GlRequest, PendingBatch, release, render_batch, submit_batch
+from pixelrig.render.gl.pipeline import release
 
-__all__ = ["GlBackend", "GlFrame", "GlRequest", "PendingBatch", "gl_info", "release", "render_batch", "submit_batch"]
+__all__ = ["GlBackend", "gl_info", "release"]

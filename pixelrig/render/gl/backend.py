@@ -1,10 +1,12 @@
-"""``GlBackend``: the gl renderer behind pixelrig's one-camera backend interface (``renderer="gl"``)."""
+"""``GlBackend``: the gl renderer behind pixelrig's render contract (``renderer="gl"``)."""
 
 from __future__ import annotations
 
-from pixelrig.render.backends import RawFrame, RenderBackend
+from collections.abc import Sequence
+
+from pixelrig.render.backends import CameraRequest, Frame, Job, PendingFrames, RenderBackend
 from pixelrig.render.gl import context as glc
-from pixelrig.render.gl.pipeline import GlRequest, release, shared_pipeline
+from pixelrig.render.gl.pipeline import PendingBatch, release, shared_pipeline
 
 _live: dict[int, int] = {}  # client -> number of open GlBackends drawing it
 
@@ -15,7 +17,8 @@ class GlBackend(RenderBackend):
     Any number of GlBackends (of any number of clients) share the process's one GL context. Images match
     TinyRenderer's (same shading, tessellation, sampling and buffers). The scene is re-read from pybullet at every
     render and rebuilt when it changed (see :mod:`pixelrig.render.gl.scene`); call :meth:`invalidate` to force a
-    rebuild. Not thread-safe. For many cameras or many clients at once use :func:`pixelrig.render.gl.render_batch`.
+    rebuild. Not thread-safe. It draws geometry normals (``draws_normals``) and the cameras of many clients in one
+    pass (``batches``: :func:`pixelrig.render.backends.submit`).
 
     Raises:
         ValueError: the client is not connected.
@@ -23,47 +26,28 @@ class GlBackend(RenderBackend):
     """
 
     name = "gl"
-    _renderer_flag = -1  # never passed to pybullet
+    draws_normals = True
+    batches = True
 
     def __init__(self, client: int) -> None:
         super().__init__(client)
         glc.get_context()
         _live[client] = _live.get(client, 0) + 1
 
-    def render(
-        self,
-        width: int,
-        height: int,
-        view: tuple[float, ...],
-        projection: tuple[float, ...],
-        *,
-        segmentation: bool,
-    ) -> RawFrame:
-        """Render one camera (see :meth:`RenderBackend.render`): rgba, z-buffer and segmentation from one pass."""
-        if self._closed:
-            raise RuntimeError("gl render backend is closed: create a new environment to render again")
-        request = GlRequest(self._client, width, height, view, projection, segmentation)
-        return shared_pipeline().render([request])[0]
+    def _draw(self, requests: Sequence[CameraRequest]) -> list[Frame]:
+        """Every camera of this client in one pass: one scene sync and one readback."""
+        return shared_pipeline().render([self._client] * len(requests), requests)
 
-    def render_many(self, cameras: list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]) -> list[RawFrame]:
-        """Render several cameras of this client in one pass: ``(width, height, view, projection, segmentation)``
-        each (and normals for those whose ``normals`` attribute is true, as a rig's requests carry it). One scene
-        sync and one readback instead of one per camera (what a rig should call)."""
-        requests = []
-        for cam in cameras:
-            w, h, v, pr, seg = cam
-            requests.append(self.request(w, h, v, pr, segmentation=seg, normals=bool(getattr(cam, "normals", False))))
-        return shared_pipeline().render(requests)
-
-    def request(self, width: int, height: int, view: tuple[float, ...], projection: tuple[float, ...], *,
-                segmentation: bool, normals: bool = False) -> GlRequest:
-        """A :class:`GlRequest` for this backend's client, to pass to ``render_batch`` with other requests.
-
-        ``normals`` draws world normals too (a rig's :class:`~pixelrig.cameras.rig.CameraRequest` says so in its
-        ``normals`` attribute; the frame is then a :class:`~pixelrig.render.gl.pipeline.GlFrame`)."""
-        if self._closed:
-            raise RuntimeError("gl render backend is closed: create a new environment to render again")
-        return GlRequest(self._client, width, height, view, projection, segmentation, normals)
+    @classmethod
+    def submit_batch(cls, jobs: Sequence[Job]) -> PendingFrames:
+        """Every camera of every job (any number of clients) in one pass, sent to the GL without waiting."""
+        owners, requests, sizes = [], [], []
+        for backend, reqs in jobs:
+            backend.check_open()
+            owners += [backend.client] * len(reqs)
+            requests += list(reqs)
+            sizes.append(len(reqs))
+        return _Split(shared_pipeline().submit(owners, requests), sizes)
 
     def invalidate(self) -> None:
         """Rebuild this client's scene at the next render (automatic rebuilds cover resets and colour changes)."""
@@ -83,3 +67,21 @@ class GlBackend(RenderBackend):
                 release()
         else:
             _live[self._client] = count
+
+
+class _Split(PendingFrames):
+    """One gl pass holding several jobs' cameras: collected, its frames are cut back into the jobs."""
+
+    def __init__(self, batch: PendingBatch, sizes: list[int]) -> None:
+        self._batch = batch
+        self._sizes = sizes
+
+    def collect(self) -> list[list[Frame]]:
+        frames, out, start = self._batch.collect(), [], 0
+        for n in self._sizes:
+            out.append(frames[start:start + n])
+            start += n
+        return out
+
+    def discard(self) -> None:
+        self._batch.discard()

@@ -1,5 +1,6 @@
-"""The gl renderer proper: shared geometry and textures on the GPU, and :func:`render_batch`, which draws any number
-of cameras of any number of pybullet clients into one framebuffer (tiled viewports) with one readback per buffer.
+"""The gl renderer's pipeline: shared geometry and textures on the GPU, and :meth:`GlPipeline.submit`, which draws any
+number of cameras of any number of pybullet clients into one framebuffer (tiled viewports) with one readback per
+buffer.
 
 Drawing: one indexed vertex buffer holds every mesh (cached per file and scale, shared by every client of the
 process), per-instance model matrices are vertex attributes composed on the CPU, and each camera is one indirect
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from pixelrig.render.backends import RawFrame
+from pixelrig.render.backends import CameraRequest, Frame
 from pixelrig.render.gl import context as glc
 from pixelrig.render.gl.meshes import MeshData
 from pixelrig.render.gl.scene import Scene, build_scene, compose_frames, link_poses, read_visuals, signature_of
@@ -29,46 +30,6 @@ from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, VERTEX
 MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
 LIGHT = np.array([-50.0, 30.0, 100.0]) / np.linalg.norm([-50.0, 30.0, 100.0])
 _INSTANCE_DTYPE = np.dtype([("m", "<f4", (12,)), ("color", "<f4", (4,)), ("meta", "<i4", (4,))])
-
-
-@dataclass(frozen=True)
-class GlRequest:
-    """One camera image to render.
-
-    Attributes:
-        client: pybullet client id of the scene.
-        width: image width in pixels.
-        height: image height in pixels.
-        view: 16 floats, column-major view matrix (``pybullet.computeViewMatrix``).
-        projection: 16 floats, column-major projection matrix (``pybullet.computeProjectionMatrixFOV``).
-        segmentation: return the segmentation buffer (else ``seg`` is None).
-        normals: also return world normals (the frame is then a :class:`GlFrame`).
-    """
-
-    client: int
-    width: int
-    height: int
-    view: Sequence[float]
-    projection: Sequence[float]
-    segmentation: bool = True
-    normals: bool = False
-
-
-class GlFrame(RawFrame):
-    """A :class:`~pixelrig.render.backends.RawFrame` with the world normals the gl renderer drew: it unpacks as
-    ``(rgba, zbuffer, seg)`` like every frame and carries ``normal`` besides.
-
-    Attributes:
-        normal: (H, W, 3) float32 world-frame unit normals of the drawn triangles (the surface depth describes:
-            not the shading normals, which TinyRenderer's primitives take from their origin); 0 at background.
-    """
-
-    normal: np.ndarray
-
-    def __new__(cls, rgba: np.ndarray, zbuffer: np.ndarray, seg: np.ndarray | None, normal: np.ndarray) -> GlFrame:
-        self = super().__new__(cls, rgba, zbuffer, seg)
-        self.normal = normal
-        return self
 
 
 @dataclass
@@ -134,15 +95,15 @@ class PendingBatch:
     and returns the frames. Between :meth:`GlPipeline.submit` and :meth:`collect` the caller may do other work (step
     physics, submit further batches) while llvmpipe rasterises in its own threads."""
 
-    def __init__(self, owner: GlPipeline, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
-                 size: tuple[int, int]) -> None:
+    def __init__(self, owner: GlPipeline, slot: _Slot, requests: Sequence[CameraRequest],
+                 tiles: list[tuple[int, int]], size: tuple[int, int]) -> None:
         self._owner = owner
         self._slot: _Slot | None = slot
         self.requests = list(requests)
         self.tiles = tiles
         self.size = size
 
-    def collect(self) -> list[RawFrame]:
+    def collect(self) -> list[Frame]:
         """The frames, one per request in order (waits for the GL to finish this batch).
 
         Raises:
@@ -171,7 +132,7 @@ class _Layout:
     Holds the scenes and arrays it was made from, so that their ``id``s (the cache key) stay theirs.
     """
 
-    def __init__(self, requests: Sequence[GlRequest], clients: list[int], states: dict[int, _ClientState]) -> None:
+    def __init__(self, owners: Sequence[int], clients: list[int], states: dict[int, _ClientState]) -> None:
         self.keep = [(states[c].static, states[c].visible) for c in clients]
         self.scenes: list[tuple[int, Scene]] = []  # (client, scene) in instance order
         base, frames, n = {}, 0, 0
@@ -193,9 +154,9 @@ class _Layout:
         radius = np.concatenate([states[c].radius for c in clients])
         visible = np.concatenate([states[c].visible for c in clients])
         self.draw = np.concatenate([states[c].draw for c in clients]).astype(np.uint32)
-        first = np.array([base[r.client] for r in requests], np.int64)
-        length = np.array([len(states[r.client].static) for r in requests], np.int64)
-        req = np.repeat(np.arange(len(requests)), length)
+        first = np.array([base[c] for c in owners], np.int64)
+        length = np.array([len(states[c].static) for c in owners], np.int64)
+        req = np.repeat(np.arange(len(owners)), length)
         inst = np.arange(len(req)) - np.repeat(np.cumsum(length) - length, length) + np.repeat(first, length)
         keep = visible[inst]
         self.req, self.inst = req[keep], inst[keep]
@@ -373,17 +334,16 @@ class GlPipeline:
             raise RuntimeError(f"gl renderer: the scene of client {client} could not be built")
         return st
 
-    def _layout(self, requests: Sequence[GlRequest], clients: list[int],
-                states: dict[int, _ClientState]) -> _Layout:
+    def _layout(self, owners: Sequence[int], clients: list[int], states: dict[int, _ClientState]) -> _Layout:
         """The :class:`_Layout` of these requests over these clients' current scenes (remembered: the same envs ask
         for the same cameras at every step)."""
-        key = (tuple(r.client for r in requests),
+        key = (tuple(owners),
                tuple((c, id(states[c].scene), id(states[c].static), id(states[c].visible)) for c in clients))
         layout = self._layouts.get(key)
         if layout is None:
             if len(self._layouts) >= 16:
                 self._layouts.clear()
-            layout = self._layouts[key] = _Layout(requests, clients, states)
+            layout = self._layouts[key] = _Layout(owners, clients, states)
         return layout
 
     @staticmethod
@@ -427,14 +387,26 @@ class GlPipeline:
 
     # ---- drawing -----------------------------------------------------------------------------------------------
 
-    def render(self, requests: Sequence[GlRequest]) -> list[RawFrame]:
-        """Render every request in one pass; see :func:`render_batch`."""
+    def render(self, owners: Sequence[int], requests: Sequence[CameraRequest]) -> list[Frame]:
+        """Render every request in one pass (``owners[i]``: the pybullet client request i draws); see
+        :meth:`submit`."""
         if not requests:
             return []
-        return self.submit(requests).collect()
+        return self.submit(owners, requests).collect()
 
-    def submit(self, requests: Sequence[GlRequest]) -> PendingBatch:
-        """Draw every request in one pass and send it to the GL without waiting; see :func:`submit_batch`."""
+    def submit(self, owners: Sequence[int], requests: Sequence[CameraRequest]) -> PendingBatch:
+        """Draw every request in one pass (``owners[i]``: the pybullet client request i draws) and send it to the GL
+        without waiting: :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or
+        submit more batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its
+        threads beside the caller. The scene poses are those at submission.
+
+        Raises:
+            ValueError: no requests, owners and requests of different lengths, an image larger than 16384 pixels a
+                side, or a batch that does not fit one framebuffer.
+            RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
+        """
+        if len(owners) != len(requests):
+            raise ValueError(f"gl renderer: {len(owners)} owners for {len(requests)} requests")
         for r in requests:
             if r.width < 1 or r.height < 1 or r.width > MAX_SIDE or r.height > MAX_SIDE:
                 raise ValueError(f"gl renderer: image size {r.width}x{r.height} must be within 1..{MAX_SIDE} a side")
@@ -446,19 +418,19 @@ class GlPipeline:
             self._ensure_context()
             slot = self._free_slot()
             try:
-                self._submit(slot, requests, tiles, total_w, total_h)
+                self._submit(slot, owners, requests, tiles, total_w, total_h)
             except BaseException:
                 slot.busy = False
                 raise
         return PendingBatch(self, slot, requests, tiles, (total_w, total_h))
 
-    def _submit(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
-                total_h: int) -> None:
+    def _submit(self, slot: _Slot, owners: Sequence[int], requests: Sequence[CameraRequest],
+                tiles: list[tuple[int, int]], total_w: int, total_h: int) -> None:
         # scenes (one refresh per client), then every instance of every client posed in one buffer
-        clients = list(dict.fromkeys(r.client for r in requests))
+        clients = list(dict.fromkeys(owners))
         states = {client: self._refresh(client) for client in clients}
         self._upload()
-        layout = self._layout(requests, clients, states)
+        layout = self._layout(owners, clients, states)
         instances = self._pose(layout)
         slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
         if new:
@@ -468,7 +440,7 @@ class GlPipeline:
         slot.indirect, _ = self._write(self.ctx, slot.indirect, all_cmds.tobytes(), 20 * 256)
         self._draw(slot, requests, tiles, total_w, total_h, spans)
 
-    def _draw(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]], total_w: int,
+    def _draw(self, slot: _Slot, requests: Sequence[CameraRequest], tiles: list[tuple[int, int]], total_w: int,
               total_h: int, spans: list[tuple[int, int]]) -> None:
         import moderngl
 
@@ -502,8 +474,8 @@ class GlPipeline:
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
         glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
 
-    def read(self, slot: _Slot, requests: Sequence[GlRequest], tiles: list[tuple[int, int]],
-             size: tuple[int, int]) -> list[RawFrame]:
+    def read(self, slot: _Slot, requests: Sequence[CameraRequest], tiles: list[tuple[int, int]],
+             size: tuple[int, int]) -> list[Frame]:
         """Read back a submitted batch's framebuffer (waits for its draws) and cut it into one frame per request."""
         total_w, total_h = size
         normals = any(r.normals for r in requests)
@@ -523,7 +495,7 @@ class GlPipeline:
         lin = lin.reshape(total_h, total_w)
         seg_all = seg.reshape(total_h, total_w) if seg is not None else None
         nrm_all = nrm.reshape(total_h, total_w, 3) if nrm is not None else None
-        frames: list[RawFrame] = []
+        frames: list[Frame] = []
         for r, (x, y) in zip(requests, tiles, strict=True):
             rows = slice(y, y + r.height)
             cols = slice(x, x + r.width)
@@ -531,10 +503,8 @@ class GlPipeline:
             z = _zbuffer(lin[rows, cols][::-1], r.projection)
             out_seg = np.ascontiguousarray(seg_all[rows, cols][::-1]) if r.segmentation and seg_all is not None \
                 else None
-            if r.normals and nrm_all is not None:
-                frames.append(GlFrame(out_rgba, z, out_seg, np.ascontiguousarray(nrm_all[rows, cols][::-1])))
-            else:
-                frames.append(RawFrame(out_rgba, z, out_seg))
+            normal = np.ascontiguousarray(nrm_all[rows, cols][::-1]) if r.normals and nrm_all is not None else None
+            frames.append(Frame(out_rgba, z, out_seg, normal))
         return frames
 
     def forget(self, client: int) -> None:
@@ -546,7 +516,7 @@ class GlPipeline:
         self.state(client).force_rebuild = True
 
 
-def _commands(requests: Sequence[GlRequest], layout: _Layout, instances: np.ndarray
+def _commands(requests: Sequence[CameraRequest], layout: _Layout, instances: np.ndarray
               ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Indirect draw commands (count, 1, first index, base vertex, instance) of every camera, one block per camera
     in request order: its client's visible instances whose bounding sphere meets the camera's view volume, front to
@@ -585,7 +555,7 @@ _FRUSTA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 _FRUSTA_MAX = 4096
 
 
-def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
+def _frusta(requests: Sequence[CameraRequest]) -> tuple[np.ndarray, np.ndarray]:
     """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_volumes`), remembered
     per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
     keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
@@ -601,12 +571,12 @@ def _frusta(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([f[0] for f in found]), np.array([f[1] for f in found])
 
 
-def _matrices(requests: Sequence[GlRequest], name: str) -> np.ndarray:
+def _matrices(requests: Sequence[CameraRequest], name: str) -> np.ndarray:
     """(R, 4, 4) float64 row-major view or projection matrices of the requests (given column-major)."""
     return np.asarray([getattr(r, name) for r in requests], dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)
 
 
-def _view_volumes(requests: Sequence[GlRequest]) -> tuple[np.ndarray, np.ndarray]:
+def _view_volumes(requests: Sequence[CameraRequest]) -> tuple[np.ndarray, np.ndarray]:
     """(R, 6, 4) planes (unit normal pointing inwards, offset) of each camera's view volume as the vertex shader
     draws it (half-pixel shift included: left, right, bottom, top, near, far), and (R, 3) the cameras' world
     positions."""
@@ -679,33 +649,3 @@ def release() -> None:
     global _pipeline
     _pipeline = None
     glc.release_context()
-
-
-def render_batch(requests: Sequence[GlRequest]) -> list[RawFrame]:
-    """Render many cameras of many pybullet clients in one GL pass with one readback.
-
-    Args:
-        requests: the cameras, in any order; several may share a client.
-
-    Returns:
-        One :class:`~pixelrig.render.backends.RawFrame` per request, in order, as TinyRenderer would return it.
-
-    Raises:
-        RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
-        ValueError: an image is larger than 16384 pixels a side, or the batch does not fit one framebuffer.
-    """
-    return shared_pipeline().render(requests)
-
-
-def submit_batch(requests: Sequence[GlRequest]) -> PendingBatch:
-    """Like :func:`render_batch`, without waiting: draws every request in one pass, sends it to the GL and returns
-    at once; :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or submit more
-    batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its threads beside
-    the caller. The scene poses are those at submission.
-
-    Raises:
-        ValueError: no requests, an image larger than 16384 pixels a side, or a batch that does not fit one
-            framebuffer.
-        RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
-    """
-    return shared_pipeline().submit(requests)
