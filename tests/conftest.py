@@ -87,6 +87,33 @@ def assert_trees_equal(a, b, path: str = "") -> None:
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
+def child_pids() -> list[int]:
+    """This process's child processes (from /proc: every thread's children), zombies included."""
+    out = []
+    for task in os.scandir(f"/proc/{os.getpid()}/task"):
+        try:
+            with open(os.path.join(task.path, "children")) as f:
+                out += [int(pid) for pid in f.read().split()]
+        except FileNotFoundError:
+            pass  # the thread ended meanwhile
+    return out
+
+
+def new_children(before: set[int]) -> dict[int, list[str]]:
+    """This process's children not in ``before`` with their command lines, but Python's resource tracker (which the
+    first shared memory block starts, once)."""
+    children = {}
+    for pid in set(child_pids()) - before:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().decode().split("\0")
+        except FileNotFoundError:
+            continue  # gone meanwhile
+        if "multiprocessing.resource_tracker" not in " ".join(argv):
+            children[pid] = argv
+    return children
+
+
 @pytest.fixture(scope="session")
 def xvfb() -> str:
     """A real X server (Xvfb) for the session; yields its DISPLAY. Skips where Xvfb is missing, except in CI

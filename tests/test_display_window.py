@@ -110,8 +110,8 @@ def test_window_process_death_is_reported(xvfb: str) -> None:
     env = HumanWindow(gym.make("pixelrig/CartPole-v0"), title="pixelrig test: crash")
     try:
         env.reset(seed=0)
-        env.window._proc.kill()
-        env.window._proc.wait()
+        env.window._helper.proc.kill()
+        env.window._helper.proc.wait()
         assert env.closed and env.close_reason.startswith("the window process died (exit code -9")
         env.step(np.zeros(1, np.float32))
     finally:
@@ -125,7 +125,7 @@ def test_step_never_waits_for_the_window(xvfb: str) -> None:
     env = HumanWindow(gym.make("pixelrig/CartPole-v0"), camera=cam, fps=1000, title="pixelrig test: frozen")
     try:
         env.reset(seed=0)
-        env.window._proc.send_signal(19)  # SIGSTOP: the window process hangs
+        env.window._helper.proc.send_signal(19)  # SIGSTOP: the window process hangs
         shown = env.window.frames_shown
         start = time.monotonic()
         for _ in range(50):
@@ -133,7 +133,7 @@ def test_step_never_waits_for_the_window(xvfb: str) -> None:
             env.step(np.zeros(1, np.float32))
         assert time.monotonic() - start < 5.0
         assert env.window.frames_shown - shown == 50, "every step handed its frame over without waiting"
-        env.window._proc.send_signal(18)  # SIGCONT
+        env.window._helper.proc.send_signal(18)  # SIGCONT
     finally:
         env.close()
 

@@ -1,15 +1,12 @@
 """The private Gymnasium attributes pixelrig relies on, where Gymnasium has no public API for what it needs
-(pixelrig/vector.py: a worker's error and death; pixelrig/snapshots.py: the state of TimeLimit, OrderEnforcing and
-PassiveEnvChecker). A Gymnasium release that renames one fails here first, naming it; CI runs the suite on the
-lowest and the highest Gymnasium that pyproject accepts."""
+(pixelrig/snapshots.py: the state of TimeLimit, OrderEnforcing and PassiveEnvChecker). A Gymnasium release that
+renames one fails here first, naming it; CI runs the suite on the lowest and the highest Gymnasium that pyproject
+accepts."""
 
 from __future__ import annotations
 
-import inspect
-
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
 from pixelrig.snapshots import _WRAPPERS, PASSIVE_CHECKER_FLAGS, _qualname
@@ -25,18 +22,6 @@ class _Counter(gym.Env):
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         return np.zeros(1, np.float32), 0.0, False, False, {}
-
-
-def test_async_vector_env_internals_used_by_make_vec() -> None:
-    init = inspect.getsource(gym.vector.AsyncVectorEnv.__init__)
-    for name in ("self.error_queue", "self.parent_pipes", "self._state = AsyncState.DEFAULT"):
-        assert name in init, f"AsyncVectorEnv.__init__ no longer sets {name} (pixelrig/vector.py uses it)"
-    raise_if_errors = inspect.getsource(gym.vector.AsyncVectorEnv._raise_if_errors)
-    assert "self.error_queue.get()" in raise_if_errors, "workers no longer report errors through error_queue"
-    assert list(inspect.signature(gym.vector.AsyncVectorEnv._raise_if_errors).parameters) == ["self", "successes"]
-    for method in ("reset_wait", "step_wait", "call_wait"):
-        assert "self._raise_if_errors(" in inspect.getsource(getattr(gym.vector.AsyncVectorEnv, method)), method
-    assert AsyncState.DEFAULT.value == "default"
 
 
 def test_wrapper_internals_used_by_snapshots() -> None:

@@ -1,9 +1,16 @@
-"""Vector envs with pixels (one process per env, shared memory), worker failures, and the CUDA -> EGL mapping."""
+"""Vector envs with pixels (one process per env, shared memory), worker failures, scripts without a __main__ guard,
+and the CUDA -> EGL mapping."""
 
 from __future__ import annotations
 
+import functools
+import os
 import pickle
 import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -12,11 +19,14 @@ import pytest
 import pixelrig
 from pixelrig import Camera
 from pixelrig.render.egl_devices import EglDevice, egl_index_for, select_gpu, visible_cuda_devices
+from pixelrig.vector.batched import ProcessVectorEnv
 from pixelrig.vector.factory import EnvFactory
 from pixelrig.vector.make import make_vec
+from pixelrig.vector.shared import SharedLayout
 
-from .conftest import assert_trees_equal, egl_or_skip
-from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps
+from .conftest import assert_trees_equal, child_pids, egl_or_skip, new_children
+from .test_readme import README
+from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps, kuka_unless_in_a_worker
 
 CAM = Camera("c", width=32, height=32, eye=(0.0, -2.6, 0.45), target=(0.0, 0.0, 0.35), near=0.05, far=10.0,
              modalities=("rgb", "depth", "label"))
@@ -26,9 +36,12 @@ def test_async_pixels_in_shared_memory_match_single_envs() -> None:
     venv = make_vec("pixelrig/CartPole-v0", 2, cams=[CAM])
     singles = [pixelrig.PixelObs(gym.make("pixelrig/CartPole-v0"), cams=[CAM]) for _ in range(2)]
     try:
-        assert isinstance(venv, gym.vector.AsyncVectorEnv) and venv.shared_memory
+        assert isinstance(venv, ProcessVectorEnv) and len(venv.workers) == 2 and venv.shared_memory is not None
         obs, _ = venv.reset(seed=10)
         assert obs["c/rgb"].shape == (2, 32, 32, 3) and obs["c/depth"].dtype == np.float32
+        shared = SharedLayout(venv.single_observation_space, 2).views(venv.shared_memory.buf)
+        assert_trees_equal(obs, shared, "what the workers wrote into shared memory")  # a copy of it (copy=True)
+        assert not np.shares_memory(obs["c/rgb"], shared["c/rgb"])
         for i, env in enumerate(singles):  # Gymnasium seeding: env i gets seed + i
             single, _ = env.reset(seed=10 + i)
             for key in single:
@@ -50,6 +63,43 @@ def test_async_pixels_in_shared_memory_match_single_envs() -> None:
         venv.close()
         for env in singles:
             env.close()
+
+
+def test_shared_layout_holds_every_space_kind_and_names_the_others() -> None:
+    """The layout comes from the space alone: two layouts of one space over one block read what the other wrote, for
+    Box, Discrete, MultiBinary and MultiDiscrete inside Dict and Tuple, each array aligned; other spaces are refused
+    with the fix."""
+    from multiprocessing import shared_memory
+
+    from pixelrig.vector.shared import ALIGN, put
+
+    space = gym.spaces.Dict({
+        "img": gym.spaces.Box(0, 255, (5, 3, 3), np.uint8), "k": gym.spaces.Discrete(4),
+        "t": gym.spaces.Tuple((gym.spaces.MultiBinary([2, 3]), gym.spaces.MultiDiscrete([3, 5]),
+                               gym.spaces.Box(-1.0, 1.0, (), np.float64))),
+    })
+    space.seed(0)
+    n = 3
+    layout = SharedLayout(space, n)
+    shm = shared_memory.SharedMemory(create=True, size=layout.nbytes)
+    try:
+        writer, reader = layout.views(shm.buf), SharedLayout(space, n).views(shm.buf)
+        samples = [space.sample() for _ in range(n)]
+        for i, sample in enumerate(samples):
+            put(writer, i, sample)
+        expected = gym.vector.utils.concatenate(space, samples, gym.vector.utils.create_empty_array(space, n))
+        assert_trees_equal(reader, expected, "read back")
+        leaves = [reader["img"], reader["k"], *reader["t"]]
+        assert all(leaf.ctypes.data % ALIGN == 0 for leaf in leaves)
+        assert gym.vector.utils.batch_space(space, n).contains(reader)
+        del writer, reader, leaves
+    finally:
+        shm.close()
+        shm.unlink()
+    with pytest.raises(ValueError, match=re.escape("cannot be passed through shared memory from worker processes: "
+                                                   "only Box, Discrete, MultiBinary and MultiDiscrete")) as err:
+        SharedLayout(gym.spaces.Dict({"ok": gym.spaces.Discrete(2), "text": gym.spaces.Text(5)}), 2)
+    assert "Text(" in str(err.value) and "vectorization_mode='sync'" in str(err.value)
 
 
 def test_factories_pickle() -> None:
@@ -88,12 +138,43 @@ def test_dead_worker_is_reported_not_a_hang() -> None:
                     env_kwargs={"source": "kuka_iiwa/model.urdf", "reward_fn": dies_after_a_few_steps})
     try:
         venv.reset(seed=0)
-        with pytest.raises(RuntimeError, match=r"a make_vec worker process died during step_wait: worker \d "
+        with pytest.raises(RuntimeError, match=r"a make_vec worker process died during step: worker \d "
                                                r"\(exit code 7\)"):
             for _ in range(10):
                 venv.step(np.zeros((2, 7), np.float32))
     finally:
         venv.close(terminate=True)
+
+
+def test_worker_dying_at_start_is_reported_with_its_exit_code_and_stderr() -> None:
+    """The env's builder exits (code 3) in the worker processes only, after writing a line to stderr: make_vec
+    raises at once, naming the worker, its exit code and the end of its stderr, and leaves no process behind."""
+    builder = functools.partial(kuka_unless_in_a_worker, os.getpid())
+    before = set(child_pids())
+    with pytest.raises(RuntimeError) as err:
+        make_vec("pixelrig/Robot-v0", 2, pixels=False, env_kwargs={"source": builder})
+    message = str(err.value)
+    assert re.match(r"a make_vec worker process died during start: worker [01] \(exit code 3\), its stderr: ",
+                    message), message
+    assert "kuka_unless_in_a_worker: this worker goes down on purpose" in message
+    assert not new_children(before)
+
+
+README_CLUSTER = README.read_text().split("## Training on a cluster", 1)[1].split("```python\n", 1)[1].split("```")[0]
+
+
+def test_readme_cluster_block_runs_as_a_plain_script(tmp_path: Path, gl_required: None) -> None:
+    """The README's "Training on a cluster" block, saved as a script without an ``if __name__ == "__main__":`` guard
+    and run with ``python script.py``, works: worker processes do not import the script again."""
+    assert "__main__" not in README_CLUSTER and "make_vec" in README_CLUSTER
+    script = tmp_path / "train.py"
+    script.write_text(README_CLUSTER + textwrap.dedent("""
+        print("shapes", obs["front/rgb"].shape, flush=True)
+    """))
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "shapes (8, 84, 84, 3)", out.stdout
+    assert "bootstrapping" not in out.stderr and "Traceback" not in out.stderr, out.stderr[-3000:]
 
 
 def test_bad_configuration_raises_here_with_its_own_error() -> None:

@@ -1,10 +1,9 @@
-"""Batched vector envs (``make_vec(..., vectorization_mode="batched")``): async's layout, seeding and autoreset, one
-gl pass per process, worker processes, bad input and clean-up."""
+"""Batched vector envs (``make_vec(..., vectorization_mode="batched")``): Gymnasium's layout, seeding and autoreset,
+one gl pass per process, worker processes, bad input and clean-up."""
 
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 import re
 
@@ -19,7 +18,7 @@ from pixelrig.vector.batched import BatchedVectorEnv, worker_slices
 from pixelrig.vector.factory import EnvFactory
 from pixelrig.vector.make import make_vec
 
-from .conftest import assert_trees_equal
+from .conftest import assert_trees_equal, child_pids, new_children
 from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps
 
 pytestmark = pytest.mark.usefixtures("gl_required")  # skips without gl; fails under PIXELRIG_REQUIRE_EGL=1
@@ -42,8 +41,8 @@ def small_push_cams() -> list[Camera]:
 
 def assert_pixels_close(a: dict[str, np.ndarray], b: dict[str, np.ndarray], where: str) -> None:
     """Images of two gl renders of the same state: a batched render may differ from a lone one by the last float
-    bit of an interpolated depth or a texel at an edge (see ``render_batch``), so labels >= 99.9% equal, depth and
-    RGB loosely; everything else (the state) bitwise."""
+    bit of an interpolated depth or a texel at an edge (see ``GlBackend.submit_batch``), so labels >= 99.9% equal,
+    depth and RGB loosely; everything else (the state) bitwise."""
     assert a.keys() == b.keys(), where
     for key in a:
         x, y = a[key], b[key]
@@ -63,19 +62,26 @@ def env_slice(batch: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
     return {key: value[i] for key, value in batch.items()}
 
 
+def pixel_keys(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: v for k, v in obs.items() if k != "state"}
+
+
 @pytest.mark.parametrize(("env_id", "n", "steps", "kwargs"), [
     (CART, 3, 60, {}),  # episodes that terminate (the poles fall)
     (PUSH, 2, 8, {"max_episode_steps": 3}),  # episodes truncated, with infos (is_success, distance)
 ], ids=["terminations", "truncations-infos"])
-def test_matches_async_layout_seeding_and_autoreset(env_id: str, n: int, steps: int, kwargs: dict) -> None:
-    """Same spaces, metadata and Dict layout as "async"; for the same seed and actions the same states, rewards,
-    flags and infos step for step, through episode ends (next-step autoreset), and pixels of the same scenes."""
+def test_matches_gymnasium_layout_seeding_and_autoreset(env_id: str, n: int, steps: int, kwargs: dict) -> None:
+    """Same spaces, metadata and Dict layout as Gymnasium's own SyncVectorEnv of the same factories (TinyRenderer);
+    for the same seed and actions the same states, rewards, flags and infos step for step, through episode ends
+    (next-step autoreset); and the pixels of a gl SyncVectorEnv (lone gl envs) of the same scenes."""
     cams = [CAM] if env_id == CART else small_push_cams()
     batched = make_vec(env_id, n, cams=cams, vectorization_mode="batched", renderer="gl", env_kwargs=kwargs)
-    reference = make_vec(env_id, n, cams=cams, vectorization_mode="async", renderer="gl", env_kwargs=kwargs)
+    reference = make_vec(env_id, n, cams=cams, vectorization_mode="sync", renderer="tiny", env_kwargs=kwargs)
+    lone_gl = make_vec(env_id, n, cams=cams, vectorization_mode="sync", renderer="gl", env_kwargs=kwargs)
     try:
         assert isinstance(batched, gym.vector.VectorEnv) and isinstance(batched, BatchedVectorEnv)
-        assert batched.num_envs == n and not batched.processes  # num_workers=1: every env in this process
+        assert isinstance(reference, gym.vector.SyncVectorEnv)
+        assert batched.num_envs == n and not batched.workers  # num_workers=1: every env in this process
         assert batched.single_observation_space == reference.single_observation_space
         assert batched.observation_space == reference.observation_space
         assert batched.single_action_space == reference.single_action_space
@@ -83,10 +89,12 @@ def test_matches_async_layout_seeding_and_autoreset(env_id: str, n: int, steps: 
         assert batched.metadata == reference.metadata  # autoreset_mode: next step
         obs_b, info_b = batched.reset(seed=7)
         obs_a, info_a = reference.reset(seed=7)
+        obs_g, _ = lone_gl.reset(seed=7)
         assert list(obs_b) == list(obs_a) and batched.observation_space.contains(obs_b)
+        assert_trees_equal(obs_b["state"], obs_a["state"], "reset states")
         assert_trees_equal(info_b, info_a, "reset infos")
         for i in range(n):
-            assert_pixels_close(env_slice(obs_b, i), env_slice(obs_a, i), f"reset env {i}")
+            assert_pixels_close(env_slice(obs_b, i), env_slice(obs_g, i), f"reset env {i}")
         rng = np.random.default_rng(0)
         low, high = batched.action_space.low, batched.action_space.high
         ended_before = np.zeros(n, bool)
@@ -97,10 +105,12 @@ def test_matches_async_layout_seeding_and_autoreset(env_id: str, n: int, steps: 
                 action = np.where(action > -0.6, 1.0, -1.0).astype(np.float32)  # mostly one way: poles fall fast
             obs_b, rew_b, term_b, trunc_b, info_b = batched.step(action)
             obs_a, rew_a, term_a, trunc_a, info_a = reference.step(action)
-            assert_trees_equal((rew_b, term_b, trunc_b), (rew_a, term_a, trunc_a), f"step {t}")
+            obs_g, *_ = lone_gl.step(action)
+            assert_trees_equal((obs_b["state"], rew_b, term_b, trunc_b), (obs_a["state"], rew_a, term_a, trunc_a),
+                               f"step {t}")
             assert_trees_equal(info_b, info_a, f"step {t} infos")
             for i in range(n):
-                assert_pixels_close(env_slice(obs_b, i), env_slice(obs_a, i), f"step {t} env {i}")
+                assert_pixels_close(env_slice(obs_b, i), env_slice(obs_g, i), f"step {t} env {i}")
             autoresets += int(ended_before.sum())
             for i in np.flatnonzero(ended_before):  # the step after an episode ended returned the reset obs
                 assert rew_b[i] == 0.0 and not term_b[i] and not trunc_b[i]
@@ -109,6 +119,7 @@ def test_matches_async_layout_seeding_and_autoreset(env_id: str, n: int, steps: 
     finally:
         batched.close()
         reference.close()
+        lone_gl.close()
 
 
 def test_first_observations_equal_lone_gl_envs_seeded_seed_plus_i() -> None:
@@ -156,7 +167,7 @@ def test_two_workers_give_the_same_results_as_one() -> None:
     one = make_vec(PUSH, 3, **kwargs)
     two = make_vec(PUSH, 3, num_workers=2, **kwargs)
     try:
-        assert [len(s) for s in two.slices] == [2, 1] and len(two.processes) == 2
+        assert [len(s) for s in two.slices] == [2, 1] and len(two.workers) == 2
         assert two.observation_space == one.observation_space and two.metadata == one.metadata
         obs1, info1 = one.reset(seed=5)
         obs2, info2 = two.reset(seed=5)
@@ -221,9 +232,9 @@ def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.M
     passes: list[int] = []
     submit = GlPipeline.submit
 
-    def counted(self, requests):
+    def counted(self, owners, requests):
         passes.append(len(requests))
-        return submit(self, requests)
+        return submit(self, owners, requests)
 
     monkeypatch.setattr(GlPipeline, "submit", counted)
     cams = small_push_cams()
@@ -254,12 +265,6 @@ def _shm_entries() -> set[str]:
     return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
 
 
-def _buffer_semaphores(shared: dict) -> set[str]:
-    """The /dev/shm names of the named semaphores that lock a vector env's shared observation buffers (/dev/shm is
-    the machine's: other processes' entries come and go, so the test looks for these only)."""
-    return {"sem." + array.get_lock()._semlock.name.lstrip("/") for array in shared.values()}
-
-
 def _shm_mappings() -> set[str]:
     with open("/proc/self/maps") as f:
         return {line.split()[5] for line in f if len(line.split()) > 5 and line.split()[5].startswith("/dev/shm/")}
@@ -268,17 +273,18 @@ def _shm_mappings() -> set[str]:
 def test_close_frees_processes_shared_memory_and_gl_scenes() -> None:
     mappings = []
     for _ in range(2):  # the second round reuses what the first freed: nothing grows
+        children = set(child_pids())
         venv = make_vec(CART, 3, cams=[CAM], vectorization_mode="batched", num_workers=2)
         venv.reset(seed=0)
         venv.step(np.zeros((3, 1), np.float32))
-        processes = list(venv.processes)
-        assert all(proc.is_alive() for proc in processes)
-        semaphores = _buffer_semaphores(venv._shared)
-        assert len(semaphores) == 4 and semaphores <= _shm_entries()
+        workers = list(venv.workers)
+        assert all(w.alive for w in workers) and {w.pid for w in workers} <= set(child_pids())
+        block = venv.shared_memory.name.lstrip("/")
+        assert block in _shm_entries()  # the observations' block (/dev/shm is the machine's: only this name counts)
         venv.close()
-        assert all(not proc.is_alive() and proc.exitcode == 0 for proc in processes)
-        assert not set(multiprocessing.active_children()) & set(processes)
-        assert not semaphores & _shm_entries()  # the buffers' named semaphores are gone
+        assert all(not w.alive and w.poll() == 0 for w in workers)
+        assert not new_children(children)
+        assert block not in _shm_entries()
         mappings.append(_shm_mappings())
         with pytest.raises(gym.error.ClosedEnvironmentError, match="closed: make a new one"):
             venv.step(np.zeros((3, 1), np.float32))
@@ -300,7 +306,7 @@ def test_bad_input_raises_before_anything_starts(monkeypatch: pytest.MonkeyPatch
         raise AssertionError("an env was built before the input was checked")
 
     monkeypatch.setattr(EnvFactory, "__call__", no_env)
-    children = set(multiprocessing.active_children())
+    children = set(child_pids())
     cases = [
         ({"num_envs": 0}, "num_envs=0 must be an integer >= 1"),
         ({"num_workers": 0}, "num_workers=0 must be an integer >= 1 (1 holds every env in this process)"),
@@ -318,7 +324,7 @@ def test_bad_input_raises_before_anything_starts(monkeypatch: pytest.MonkeyPatch
         kwargs = {"num_envs": 3, "vectorization_mode": "batched", "cams": [CAM], **change}
         with pytest.raises(ValueError, match=re.escape(message)):
             make_vec(CART, **kwargs)
-    assert set(multiprocessing.active_children()) == children
+    assert set(child_pids()) == children
     with pytest.raises(ValueError, match=re.escape("num_workers=3 is more than num_envs=2")):
         BatchedVectorEnv([EnvFactory(CART)] * 2, num_workers=3)
     assert [list(r) for r in worker_slices(5, 3)] == [[0, 1], [2, 3], [4]]

@@ -480,8 +480,8 @@ def test_close_frees_the_port() -> None:
 def test_server_death_is_reported_and_stepping_goes_on() -> None:
     with viewing(gym.make("pixelrig/CartPole-v0")) as view:
         view.reset(seed=0)
-        view.server._proc.kill()
-        view.server._proc.wait()
+        view.server._helper.proc.kill()
+        view.server._helper.proc.wait()
         assert view.closed and view.close_reason.startswith("the web server process died (exit code -9")
         for _ in range(5):
             view.step(view.action_space.sample())

@@ -2,7 +2,7 @@
 
 :class:`WebServer` is to a browser what :class:`pixelrig.display.window.DisplayWindow` is to a screen. The caller
 (the stepping thread) only copies raw images (rgb, depth, labels) into shared memory under a sequence lock and
-bumps a few counters; the server process (``_web_main.py``, aiohttp) colours, tiles and JPEG-encodes them, and
+bumps a few counters; the server process (``web_main.py``, aiohttp) colours, tiles and JPEG-encodes them, and
 streams them over WebSockets to every browser that watches. The caller never waits for the server or a browser:
 
 - a frame is published at most ``fps`` times a second, and only while somebody watches (the server writes its
@@ -22,18 +22,12 @@ import dataclasses
 import errno
 import importlib.util
 import ipaddress
-import json
 import math
 import secrets
 import socket
-import subprocess
-import sys
-import tempfile
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from multiprocessing import shared_memory
-from pathlib import Path
 from typing import Any
 
 import cv2
@@ -42,9 +36,9 @@ import numpy as np
 from pixelrig.display.colours import colorize_depth, colorize_labels
 from pixelrig.display.mosaic import PLACEHOLDER, caption, tile_rig
 from pixelrig.errors import PortInUseError
-from pixelrig.system.process import stderr_tail, stop_child, wait_ready
+from pixelrig.system.process import Helper, HelperFailed, free_shared
 
-_SCRIPT = Path(__file__).with_name("web_main.py")
+_MODULE = "pixelrig.display.web_main"
 
 MODALITIES = ("rgb", "depth", "label")
 """The modalities a page shows (others, like points or normals, are not pictures for people)."""
@@ -375,7 +369,6 @@ class WebServer:
         if importlib.util.find_spec("aiohttp") is None:
             raise _dependency_error(who)
         self.layout, self.host, self.title = layout, host, title
-        self._buffers: list[shared_memory.SharedMemory] = []
         self._header: np.ndarray | None = None
         self._ring: np.ndarray | None = None
         self._slots: dict[str, np.ndarray] = {}
@@ -389,36 +382,29 @@ class WebServer:
         """The page's address (with the token when there is one)."""
         try:
             shm = shared_memory.SharedMemory(create=True, size=layout.nbytes)
-            self._buffers.append(shm)
-            self._header, self._ring, self._slots = layout.arrays(shm.buf)
-            self._header[:] = 0
-            self._log = tempfile.TemporaryFile()  # the server's stderr (the cause of a crash)
-            self._proc = subprocess.Popen([sys.executable, "-P", str(_SCRIPT)], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
-                                          pass_fds=(sock.fileno(),))
-        except BaseException:
-            sock.close()
+            try:
+                self._header, self._ring, self._slots = layout.arrays(shm.buf)
+                self._header[:] = 0
+            except BaseException:
+                self._release_views()
+                free_shared(shm)
+                raise
+            # the token travels in the config (over the helper's socket), never in argv; the listening socket is
+            # inherited, and the server process holds the only copy once this one closes its own
+            config = {"fd": sock.fileno(), "shm": shm.name, "layout": layout.to_json(), "token": self.token,
+                      "loopback": loopback, "fps": self.fps, "title": title, "jpeg_quality": jpeg_quality}
+            self._helper = Helper.start(_MODULE, config, what="the web server process", timeout=startup_timeout,
+                                        pass_fds=(sock.fileno(),), shared=[shm])
+        except HelperFailed as exc:
             self._release_views()
-            for shm in self._buffers:
-                shm.close()
-                shm.unlink()
+            if isinstance(exc.error, ImportError) and "aiohttp" in f"{exc.error.name} {exc.error}":
+                raise _dependency_error(who) from None
+            raise RuntimeError(f"{who}: the web server process did not start: {exc.summary}") from None
+        except BaseException:
+            self._release_views()
             raise
-        self._finalizer = weakref.finalize(self, stop_child, self._proc, self._buffers, 5.0)
-        config = {"fd": sock.fileno(), "shm": shm.name, "layout": layout.to_json(), "token": self.token,
-                  "loopback": loopback, "fps": self.fps, "title": title, "jpeg_quality": jpeg_quality}
-        try:
-            self._proc.stdin.write(json.dumps(config) + "\n")  # type: ignore[union-attr]
-            self._proc.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError):
-            pass  # it died at once: _wait_ready says why
         finally:
-            sock.close()  # the server process holds the only copy now
-        answer = wait_ready(self._proc, self._log, startup_timeout, "the web server process")
-        if answer != "ready":
-            self.close()
-            if answer.startswith("error missing-dependency"):
-                raise _dependency_error(who)
-            raise RuntimeError(f"{who}: the web server process did not start: {answer}")
+            sock.close()
         self._next_publish = -math.inf
         self.frames_published = 0
         """Frames copied to the server (after the fps limit and the no-viewer rule)."""
@@ -428,17 +414,17 @@ class WebServer:
     @property
     def closed(self) -> bool:
         """True once the server is gone: :meth:`close`, or its process died. Publishing then does nothing."""
-        return self._header is None or self._proc.poll() is not None
+        return self._header is None or not self._helper.alive
 
     @property
     def close_reason(self) -> str | None:
         """Why the server went away (None while it serves)."""
         if self._header is None:
             return "closed by the program"
-        code = self._proc.poll()
+        code = self._helper.poll()
         if code is None:
             return None
-        return f"the web server process died (exit code {code}; {stderr_tail(self._log)})"
+        return f"the web server process died (exit code {code}; {self._helper.stderr_tail()})"
 
     @property
     def steps(self) -> int:
@@ -477,7 +463,7 @@ class WebServer:
             return False
         if self._header[VIEWERS] == 0 and self.frames_published:
             return False
-        return self._proc.poll() is None
+        return self._helper.alive
 
     def publish(self, frames: Mapping[str, np.ndarray], *, force: bool = False) -> bool:
         """Copy one frame into shared memory without waiting (overwriting one the server has not read).
@@ -529,10 +515,8 @@ class WebServer:
         """Stop the server process (it closes every connection) and free the port and the shared memory.
         Idempotent."""
         self._release_views()
-        if hasattr(self, "_finalizer"):
-            self._finalizer()
-        if hasattr(self, "_log") and not self._log.closed:
-            self._log.close()
+        if hasattr(self, "_helper"):
+            self._helper.stop(5.0)
 
     def __enter__(self) -> WebServer:
         return self

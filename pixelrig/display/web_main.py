@@ -1,11 +1,11 @@
-"""Child-process body of a pixelrig web view (aiohttp). Run as a script by :class:`pixelrig.display.web.WebServer`,
-never imported.
+"""Child-process body of a pixelrig web view (aiohttp), started by :class:`pixelrig.display.web.WebServer` through
+:mod:`pixelrig.system.process` (``python -m``).
 
-Protocol: the first line on stdin is a JSON config (the listening socket's inherited file descriptor, the shared
-memory block's name, the frame layout, the token, fps, title, JPEG quality). It answers ``ready`` (or ``error
-<why>``) on stdout once, then reads stdin until ``quit`` or end of input (as when the parent dies) and exits,
-which closes every connection and frees the port. The token travels on stdin, never in argv (other users of the
-machine can read a process's argv).
+Protocol: the config is a dict (the listening socket's inherited file descriptor, the shared memory block's name,
+the frame layout, the token, fps, title, JPEG quality). It answers ready once it serves (an error otherwise), then
+serves until its connection ends (``stop()``, or the parent's death) and exits, which closes every connection and
+frees the port. The token travels in the config, never in argv (other users of the machine can read a process's
+argv).
 
 Everything here only reads what the parent publishes: the shared block's header (counters; the frame sequence
 lock), its ring of episode returns and its frame slots. The one word it writes back is the number of viewers,
@@ -21,14 +21,15 @@ import hmac
 import json
 import math
 import os
-import signal
 import socket
-import sys
 import threading
 import time
 import types
 from collections.abc import Awaitable, Callable
+from multiprocessing.connection import Connection
 from typing import Any
+
+from pixelrig.system.process import attach_shared, ready, serve
 
 DUTY = 0.3  # the most of one core spent colouring, tiling and encoding frames (the rest of the time: dropped)
 MAX_RETURNS = 100_000  # episode returns kept for the chart
@@ -298,7 +299,8 @@ def make_app(config: dict[str, Any], hub: Hub, page: types.ModuleType) -> Any:
     return app
 
 
-async def serve(config: dict[str, Any], hub: Hub, page: types.ModuleType, stop: asyncio.Event) -> None:
+async def serve_page(conn: Connection, config: dict[str, Any], hub: Hub, page: types.ModuleType,
+                     stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then close every connection and the listening socket."""
     from aiohttp import web
 
@@ -307,7 +309,7 @@ async def serve(config: dict[str, Any], hub: Hub, page: types.ModuleType, stop: 
     sock = socket.socket(fileno=config["fd"])
     site = web.SockSite(runner, sock)
     await site.start()
-    print("ready", flush=True)
+    ready(conn)
     period = max(0.002, min(0.01, 0.25 / hub.fps))
     try:
         while not stop.is_set():
@@ -321,46 +323,35 @@ async def serve(config: dict[str, Any], hub: Hub, page: types.ModuleType, stop: 
         sock.close()
 
 
-def main() -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then says quit
+def main(conn: Connection, config: dict[str, Any]) -> int:
+    """Serve the page until the connection ends."""
     try:
         os.nice(10)  # on a busy machine the page loses frames, not the training steps
     except OSError:
         pass
-    config = json.loads(sys.stdin.readline() or "null")
-    if not isinstance(config, dict):
-        print("error no config on stdin", flush=True)
-        return 2
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError as exc:
-        print(f"error missing-dependency {exc}", flush=True)
-        return 3
-    try:
-        from multiprocessing import resource_tracker, shared_memory
+    import aiohttp  # noqa: F401  (missing: the parent raises DependencyNotInstalled naming the fix)
 
-        from pixelrig.display import web
-        from pixelrig.display import web_page as page
-        layout = web.FrameLayout.from_json(config["layout"])
-        shm = shared_memory.SharedMemory(name=config["shm"])
-        resource_tracker.unregister(shm._name, "shared_memory")  # the parent owns and frees it
-        hub = Hub(web, layout, shm.buf, float(config["fps"]), int(config["jpeg_quality"]))
-    except Exception as exc:  # report any start-up failure to the parent, which raises it with this text
-        print(f"error {type(exc).__name__}: {exc}", flush=True)
-        return 2
+    from pixelrig.display import web
+    from pixelrig.display import web_page as page
+
+    layout = web.FrameLayout.from_json(config["layout"])
+    shm = attach_shared(config["shm"])  # the parent owns and frees it
+    hub = Hub(web, layout, shm.buf, float(config["fps"]), int(config["jpeg_quality"]))
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
 
         def read_commands() -> None:
-            for line in sys.stdin:
-                if line.strip() == "quit":
-                    break
-            loop.call_soon_threadsafe(stop.set)  # quit, or end of input: the parent is gone
+            try:
+                while True:
+                    conn.recv()  # nothing is said after ready: this waits for the end
+            except (EOFError, OSError):
+                pass  # stop(), or the parent is gone
+            loop.call_soon_threadsafe(stop.set)
 
         threading.Thread(target=read_commands, daemon=True).start()
-        await serve(config, hub, page, stop)
+        await serve_page(conn, config, hub, page, stop)
 
     asyncio.run(run())
     hub.header = hub.ring = None
@@ -373,4 +364,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    serve(main)

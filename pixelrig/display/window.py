@@ -8,20 +8,16 @@ shared buffer (dropping whatever frame the window had not shown yet) and returns
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
 import time
-import weakref
 from multiprocessing import shared_memory
-from pathlib import Path
 
 import numpy as np
 
 from pixelrig.errors import DisplayUnavailable
-from pixelrig.system.process import free_shared, stderr_tail, stop_child, wait_ready
+from pixelrig.system.process import Helper, HelperFailed, free_shared
 
-_SCRIPT = Path(__file__).with_name("window_main.py")
+_MODULE = "pixelrig.display.window_main"
 _REASONS = {0: "closed by the program", 10: "closed by the user (q or Esc)", 11: "closed by the user (window)"}
 
 
@@ -58,19 +54,12 @@ class DisplayWindow:
             raise ValueError(f"scale={scale!r} must be an integer in [1, 16]")
         check_display()
         self.title, self.fps, self.scale = title, float(fps), scale
-        self._log = tempfile.TemporaryFile()  # the window's stderr (Qt chatter; the cause of a crash)
-        self._proc = subprocess.Popen(
-            [sys.executable, "-P", str(_SCRIPT), title, str(scale), str(self.fps)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
-        )
-        self._buffers: list[shared_memory.SharedMemory] = []
-        self._finalizer = weakref.finalize(self, stop_child, self._proc, self._buffers, 3.0)
-        answer = wait_ready(self._proc, self._log, startup_timeout, "the window process")
-        if answer != "ready":
-            self.close()
-            raise DisplayUnavailable(
-                f"could not open a window on DISPLAY={os.environ.get('DISPLAY')!r}: {answer}. To show a window, {_FIX}"
-            )
+        try:  # its stderr (Qt chatter; the cause of a crash) is kept for messages
+            self._helper = Helper.start(_MODULE, {"title": title, "scale": scale, "fps": self.fps},
+                                        what="the window process", timeout=startup_timeout)
+        except HelperFailed as exc:
+            raise DisplayUnavailable(f"could not open a window on DISPLAY={os.environ.get('DISPLAY')!r}: "
+                                     f"{exc.summary}. To show a window, {_FIX}") from None
         self._shape: tuple[int, int, int] | None = None
         self._seq: np.ndarray | None = None
         self._frame: np.ndarray | None = None
@@ -82,15 +71,15 @@ class DisplayWindow:
     def closed(self) -> bool:
         """True once the window is gone: closed by the user (q, Esc, the window's close button), by
         :meth:`close`, or because its process died. Showing frames then does nothing."""
-        return self._proc.poll() is not None
+        return not self._helper.alive
 
     @property
     def close_reason(self) -> str | None:
         """Why the window went away (None while it is open)."""
-        code = self._proc.poll()
+        code = self._helper.poll()
         if code is None:
             return None
-        return _REASONS.get(code, f"the window process died (exit code {code}; {stderr_tail(self._log)})")
+        return _REASONS.get(code, f"the window process died (exit code {code}; {self._helper.stderr_tail()})")
 
     def wants_frame(self) -> bool:
         """Whether :meth:`show` would pass a frame on now (open, and the fps limit allows). Check it before
@@ -118,24 +107,23 @@ class DisplayWindow:
     def _attach(self, shape: tuple[int, int, int]) -> None:
         shm = shared_memory.SharedMemory(create=True, size=8 + int(np.prod(shape)))
         self._seq = self._frame = None
-        for old in self._buffers:  # the window keeps its own mapping of an old buffer until it switches
+        buffers = self._helper.shared  # freed when the window process stops
+        for old in buffers:  # the window keeps its own mapping of an old buffer until it switches
             free_shared(old)
-        self._buffers[:] = [shm]
+        buffers[:] = [shm]
         self._seq = np.ndarray((1,), np.uint64, shm.buf, 0)
         self._seq[0] = 0
         self._frame = np.ndarray(shape, np.uint8, shm.buf, 8)
         self._shape = shape
         try:
-            self._proc.stdin.write(f"buffer {shm.name} {shape[0]} {shape[1]}\n")  # type: ignore[union-attr]
-            self._proc.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError):
+            self._helper.send(("buffer", shm.name, shape[0], shape[1]))
+        except HelperFailed:
             pass  # the window died; `closed` reports it
 
     def close(self) -> None:
         """Close the window (idempotent)."""
         self._seq = self._frame = None
-        self._finalizer()
-        self._log.close()
+        self._helper.stop(3.0)
 
     def __enter__(self) -> DisplayWindow:
         return self

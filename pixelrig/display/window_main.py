@@ -1,18 +1,22 @@
-"""Child-process body of a pixelrig display window (OpenCV highgui). Run as a script, never imported.
+"""Child-process body of a pixelrig display window (OpenCV highgui), started by
+:class:`pixelrig.display.window.DisplayWindow` through :mod:`pixelrig.system.process` (``python -m``).
 
-Protocol: argv = title, scale, fps. It prints ``ready`` (or ``error <why>``) on stdout once, then reads commands
-on stdin: ``buffer <shared memory name> <height> <width>`` attaches a frame buffer; ``quit`` (or end of input,
-as when the parent dies) closes the window. A frame buffer starts with a uint64 sequence number guarding the
-frame that follows (a seqlock: odd while the parent writes), so the parent never waits for this process.
+Protocol: the config is ``{"title", "scale", "fps"}``. It answers ready once a window could open (an error
+otherwise), then receives ``("buffer", <shared memory name>, <height>, <width>)`` messages, each attaching a frame
+buffer; the connection's end (``stop()``, or the parent's death) closes the window. A frame buffer starts with a
+uint64 sequence number guarding the frame that follows (a seqlock: odd while the parent writes), so the parent
+never waits for this process.
 
 Exit codes tell the parent why the window went away: 0 asked to quit (or the parent went away), 10 the user
 pressed q or Esc, 11 the user closed the window.
 """
 
-import sys
 import threading
 import time
-from multiprocessing import resource_tracker, shared_memory
+from multiprocessing.connection import Connection
+from typing import Any
+
+from pixelrig.system.process import attach_shared, ready, serve
 
 QUIT, KEY, CLOSED = 0, 10, 11
 FLAGS = None  # set once cv2 is imported
@@ -38,38 +42,35 @@ def painted(cv2, title, image):
     return not (shot.size and shot.max() == 0 and image.max() > 0)
 
 
-def main() -> int:
+def main(conn: Connection, config: dict[str, Any]) -> int:
+    """Open the window, answer ready, show frames until the connection ends or the user closes it."""
     global FLAGS
-    title, scale, fps = sys.argv[1], max(1, int(sys.argv[2])), float(sys.argv[3])
-    try:
-        import cv2
-        import numpy as np
+    title, scale, fps = str(config["title"]), max(1, int(config["scale"])), float(config["fps"])
+    import cv2
+    import numpy as np
 
-        FLAGS = cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL
-        # prove a window can open now (the parent raises a clear error otherwise), then close it: the real window
-        # opens at the first frame's size
-        probe = f"{title} (opening)"
-        open_window(cv2, probe, np.zeros((8, 8, 3), np.uint8))
-        cv2.destroyWindow(probe)
-        cv2.waitKey(1)
-    except Exception as exc:  # report any failure to open a window to the parent, which raises a clear error
-        print(f"error {type(exc).__name__}: {exc}", flush=True)
-        return 2
-    print("ready", flush=True)
+    FLAGS = cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL
+    # prove a window can open now (the parent raises a clear error otherwise), then close it: the real window opens
+    # at the first frame's size
+    probe = f"{title} (opening)"
+    open_window(cv2, probe, np.zeros((8, 8, 3), np.uint8))
+    cv2.destroyWindow(probe)
+    cv2.waitKey(1)
+    ready(conn)
 
     state = {"buffer": None, "shape": None, "quit": False}
     lock = threading.Lock()
 
     def read_commands() -> None:
-        for line in sys.stdin:
-            words = line.split()
-            if words[:1] == ["buffer"] and len(words) == 4:
-                shm = shared_memory.SharedMemory(name=words[1])
-                resource_tracker.unregister(shm._name, "shared_memory")  # the parent owns and frees it
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break  # stop(), or the parent is gone
+            if isinstance(message, tuple) and len(message) == 4 and message[0] == "buffer":
+                shm = attach_shared(message[1])
                 with lock:
-                    state["buffer"], state["shape"] = shm, (int(words[2]), int(words[3]), 3)
-            elif words[:1] == ["quit"]:
-                break
+                    state["buffer"], state["shape"] = shm, (int(message[2]), int(message[3]), 3)
         state["quit"] = True
 
     threading.Thread(target=read_commands, daemon=True).start()
@@ -114,4 +115,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    serve(main)

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import warnings
 from dataclasses import asdict, dataclass
@@ -27,10 +26,11 @@ from pixelrig.render.egl import egl_plugin_path, parse_gl_info
 from pixelrig.render.egl_plugin_owner import active_egl_client
 from pixelrig.render.registry import RENDERER_CHOICES, backend_class
 from pixelrig.system.cache import cache_root
+from pixelrig.system.process import Helper, HelperFailed
 
 ENV_VAR = "PIXELRIG_RENDERER"
 _INHERITED_VAR = "_PIXELRIG_PROBES"  # the probes' answers, inherited by child processes (vector env workers)
-_SCRIPTS = {"egl": Path(__file__).with_name("_egl_probe_main.py"), "gl": Path(__file__).with_name("_gl_probe_main.py")}
+_SCRIPTS = {"egl": "pixelrig.render.probe_main", "gl": "pixelrig.render.probe_main"}  # each probe's child module
 _SOFTWARE_GL = re.compile(r"llvmpipe|softpipe|swrast|software", re.IGNORECASE)
 _KEY_VARS = ("EGL_VISIBLE_DEVICES", "__EGL_VENDOR_LIBRARY_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS", "EGL_PLATFORM",
              "CUDA_VISIBLE_DEVICES", "MESA_LOADER_DRIVER_OVERRIDE", "LIBGL_ALWAYS_SOFTWARE")
@@ -184,23 +184,20 @@ def _run_probe(kind: str, key: str, timeout: float) -> RendererProbe:
         return RendererProbe(kind, False, False, detail="this pybullet build has no eglRenderer plugin module",
                              key=key)
     try:
-        proc = subprocess.run([sys.executable, "-P", str(_SCRIPTS[kind])], capture_output=True, text=True,
-                              timeout=timeout, env=os.environ.copy())
-    except subprocess.TimeoutExpired:
-        return RendererProbe(kind, False, False, detail=f"the probe process hung for {timeout:.0f} s", key=key)
-    tail = " | ".join(line for line in (proc.stdout + proc.stderr).strip().splitlines()[-6:] if line.strip())
-    marker = "PIXELRIG_PROBE " if kind == "egl" else "PIXELRIG_GL_PROBE "
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(marker)]
-    if not lines:
-        detail = f"the probe process ended with exit code {proc.returncode}; its output: {tail.rstrip('.')}"
-        return RendererProbe(kind, False, False, detail=detail, key=key)
-    result = json.loads(lines[-1][len(marker):])
-    info = parse_gl_info(proc.stdout) if kind == "egl" else result
+        helper = Helper.start(_SCRIPTS[kind], {"probe": kind}, what=f"the {kind} probe process", timeout=timeout)
+    except HelperFailed as exc:  # the EGL plugin's exit(), a crashed driver, a hang: why is in the message
+        return RendererProbe(kind, False, False, detail=exc.summary, key=key)
+    helper.stop(5.0)
+    result = dict(helper.payload)
+    output = str(result.pop("output", ""))
+    info = parse_gl_info(output) if kind == "egl" else result
     ok, name = bool(result.get("ok")), info.get("renderer", "")
+    printed = " | ".join(line for line in output.strip().splitlines()[-6:] if line.strip())
+    said = f"its output: {printed}" if printed else helper.stderr_tail()
     return RendererProbe(
         kind, ok, hardware=ok and bool(name) and not _SOFTWARE_GL.search(name), vendor=info.get("vendor", ""),
         renderer=name, version=info.get("version", ""),
-        detail="" if ok else f"{result.get('error', 'unknown failure')}; output: {tail}", key=key,
+        detail="" if ok else f"{result.get('error', 'unknown failure')}; {said}", key=key,
     )
 
 
@@ -237,10 +234,11 @@ def resolve_renderer(renderer: str | None = None) -> str:
     """Resolve a renderer request to the backend that will run: 'tiny', 'egl' or 'gl'.
 
     Args:
-        renderer: 'auto', 'tiny', 'egl', 'gl', or None for ``PIXELRIG_RENDERER`` (default 'auto').
+        renderer: any of :data:`~pixelrig.render.registry.RENDERER_CHOICES`, or None for ``PIXELRIG_RENDERER``
+            (default 'auto').
 
     Raises:
-        ValueError: the request is not one of ('auto', 'tiny', 'egl', 'gl').
+        ValueError: the request is not one of :data:`~pixelrig.render.registry.RENDERER_CHOICES`.
         RendererUnavailable: 'egl' or 'gl' was requested and its probe failed; the message says what was tried.
     """
     value = requested_renderer(renderer)

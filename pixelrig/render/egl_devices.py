@@ -2,21 +2,19 @@
 
 pybullet's EGL plugin picks its device from ``EGL_VISIBLE_DEVICES``, an index into ``eglQueryDevicesEXT``'s list,
 which is not the CUDA numbering. The devices are listed (with each one's CUDA ordinal, ``EGL_CUDA_DEVICE_NV``)
-in a subprocess, and a worker's CUDA device -- from ``gpu=``, or from its rank among the GPUs
+in a helper process, and a worker's CUDA device -- from ``gpu=``, or from its rank among the GPUs
 ``CUDA_VISIBLE_DEVICES`` lists -- is matched to its EGL index, which is set before the plugin loads.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
-_SCRIPT = Path(__file__).with_name("_egl_probe_main.py")
+from pixelrig.system.process import Helper, HelperFailed
+
+_MODULE = "pixelrig.render.probe_main"
 
 
 @dataclass(frozen=True)
@@ -39,18 +37,15 @@ class EglDevice:
 
 
 def list_egl_devices(timeout: float = 60.0) -> list[EglDevice]:
-    """The EGL devices of this machine, listed in a subprocess (CUDA ordinals in the machine's own numbering:
+    """The EGL devices of this machine, listed in a helper process (CUDA ordinals in the machine's own numbering:
     ``CUDA_VISIBLE_DEVICES`` is removed for the query). Empty when EGL device enumeration is unavailable."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "EGL_VISIBLE_DEVICES")}
     try:
-        proc = subprocess.run([sys.executable, "-P", str(_SCRIPT), "--devices"], capture_output=True, text=True,
-                              timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return []
-    for line in proc.stdout.splitlines():
-        if line.startswith("PIXELRIG_DEVICES "):
-            return [EglDevice(**d) for d in json.loads(line[len("PIXELRIG_DEVICES "):])]
-    return []
+        helper = Helper.start(_MODULE, {"probe": "devices"}, what="the EGL device listing process", timeout=timeout,
+                              env={"CUDA_VISIBLE_DEVICES": None, "EGL_VISIBLE_DEVICES": None})
+    except HelperFailed:
+        return []  # EGL crashed or hung while listing: as good as no device to map
+    helper.stop(5.0)
+    return [EglDevice(**d) for d in helper.payload]
 
 
 def visible_cuda_devices(devices: Sequence[EglDevice], cuda_visible: str | None) -> list[int]:

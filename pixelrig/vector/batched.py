@@ -1,34 +1,25 @@
 """``BatchedVectorEnv``: many pixel envs per process, stepped one by one, their camera rigs drawn by the gl renderer a
-few envs' worth per pass while the next envs step (what ``make_vec(..., vectorization_mode="batched")`` returns)."""
+few envs' worth per pass while the next envs step (what ``make_vec(..., vectorization_mode="batched")`` returns), in
+this process or spread over worker processes; ``ProcessVectorEnv``, one env per worker process (``"async"``)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import time
-import traceback
 from collections.abc import Callable, Sequence
 from copy import deepcopy
-from multiprocessing.connection import Connection
+from multiprocessing import shared_memory
 from typing import Any
 
+import cloudpickle
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector.utils import (
-    CloudpickleWrapper,
-    batch_space,
-    clear_mpi_env_vars,
-    concatenate,
-    create_empty_array,
-    create_shared_memory,
-    iterate,
-    read_from_shared_memory,
-    write_to_shared_memory,
-)
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
+from pixelrig.system.process import Helper, HelperFailed, free_shared, stop_all
 from pixelrig.vector.batch import EnvBatch
 from pixelrig.vector.failures import dead_workers, worker_error
+from pixelrig.vector.shared import SharedLayout, put
 
 try:  # gymnasium >= 1.1 names the autoreset mode; 1.0 has next-step autoreset only, unnamed
     from gymnasium.vector import AutoresetMode
@@ -40,6 +31,8 @@ except ImportError:  # pragma: no cover (gymnasium 1.0)
 EnvFn = Callable[[], gym.Env]
 DEFAULT_RENDERER = "gl"
 CLOSE_TIMEOUT_S = 10.0
+_MODULE = "pixelrig.vector.worker_main"
+_MPI_PREFIXES = ("OMPI_", "PMI_")  # an MPI launcher's variables: a worker that kept them would join the MPI job
 
 
 # ---- checks make_vec runs before anything starts -------------------------------------------------------------
@@ -91,59 +84,6 @@ def worker_slices(num_envs: int, num_workers: int) -> list[range]:
     return out
 
 
-# ---- worker processes ---------------------------------------------------------------------------------------
-
-def _write(space: gym.Space, indices: range, observations: list[Any], shared: Any) -> None:
-    for index, obs in zip(indices, observations, strict=True):
-        if obs is not None:
-            write_to_shared_memory(space, index, obs, shared)
-
-
-def _worker(index: int, env_fns: CloudpickleWrapper, indices: range, pipe: Connection, parent_pipe: Connection,
-            shared: Any) -> None:
-    """A worker process: builds its envs, then answers commands; observations go to shared memory at the envs'
-    global indices, everything else back through the pipe as ``(result, ok)``."""
-    parent_pipe.close()
-    batch: EnvBatch | None = None
-    try:
-        try:
-            batch = EnvBatch(env_fns.fn)
-            first = batch.envs[0]
-            space = first.observation_space
-            pipe.send(((space, first.action_space), True))
-        except Exception as exc:
-            pipe.send(((type(exc), str(exc), traceback.format_exc()), False))
-            return
-        while True:
-            command, data = pipe.recv()
-            if command == "close":
-                pipe.send((None, True))
-                return
-            try:
-                if command == "reset":
-                    observations, infos = batch.reset(*data)
-                    _write(space, indices, observations, shared)
-                    pipe.send((infos, True))
-                elif command == "step":
-                    observations, *rest = batch.step(data)
-                    _write(space, indices, observations, shared)
-                    pipe.send((rest, True))
-                elif command == "call":
-                    pipe.send((batch.call(*data), True))
-                elif command == "set_attr":
-                    pipe.send((batch.set_attr(*data), True))
-                else:
-                    raise RuntimeError(f"unknown command {command!r}")
-            except Exception as exc:
-                pipe.send(((type(exc), str(exc), traceback.format_exc()), False))
-    except (KeyboardInterrupt, EOFError, BrokenPipeError):
-        pass  # the parent is gone or interrupted: just clean up
-    finally:
-        if batch is not None:
-            batch.close()
-        pipe.close()
-
-
 # ---- the vector env -----------------------------------------------------------------------------------------
 
 class BatchedVectorEnv(gym.vector.VectorEnv):
@@ -152,25 +92,33 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     readback per pass.
 
     With ``num_workers=1`` the envs live in this process. With more, they are spread over that many worker processes
-    (consecutive envs per worker), each batching its share, observations written into shared memory. Seeding,
-    autoreset (Gymnasium 1.x next-step), spaces and infos are those of Gymnasium's AsyncVectorEnv (what
-    ``make_vec(..., vectorization_mode="async")`` returns), ``options={"reset_mask": mask}`` included.
+    (consecutive envs per worker; helper processes of :mod:`pixelrig.system.process`, their body
+    :mod:`pixelrig.vector.worker_main`), each batching its share, observations written into one shared memory block
+    (:attr:`shared_memory`). Seeding (``reset(seed=s)``: env i gets ``s + i``), autoreset (Gymnasium 1.x next-step),
+    spaces and infos are those of Gymnasium's vector envs, ``options={"reset_mask": mask}`` included. A worker's
+    exception is raised here with its type and the worker's traceback in the message; a worker that dies is reported
+    with its exit code and the end of its stderr (which is also shown as it comes).
 
     Args:
         env_fns: callables that build the envs (picklable with cloudpickle when ``num_workers > 1``). Envs whose
             outermost wrapper is PixelObs get their pixels drawn in the batch.
         num_workers: processes to spread the envs over (1 = this process).
         copy: return copies of the observations (else the same arrays, overwritten by the next call).
-        context: multiprocessing start method of the workers ("spawn": safe with pybullet and GL).
         spaces_fn: builds one env in this process to read the spaces and metadata from before the workers start
-            (their shared memory is sized from it); default ``env_fns[0]``. Only used with ``num_workers > 1``.
+            (their shared memory is sized from it); default ``env_fns[0]``. Only used with worker processes.
 
     Raises:
-        ValueError: no envs, or ``num_workers`` outside ``1..len(env_fns)``.
+        ValueError: no envs, ``num_workers`` outside ``1..len(env_fns)``, or (with workers) an observation space
+            that cannot live in shared memory.
+        RuntimeError: a worker process died while starting (its exit code and stderr in the message); an exception
+            a worker raised while building its envs is raised as its own type.
     """
 
+    in_process_alone: bool = True
+    """Whether one worker means this process (a subclass may want a worker process even for one env)."""
+
     def __init__(self, env_fns: Sequence[EnvFn], num_workers: int = 1, *, copy: bool = True,
-                 context: str = "spawn", spaces_fn: EnvFn | None = None) -> None:
+                 spaces_fn: EnvFn | None = None) -> None:
         env_fns = list(env_fns)
         if not env_fns:
             raise ValueError("BatchedVectorEnv needs at least one env_fn")
@@ -179,12 +127,13 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         self.num_workers = num_workers
         self.copy = copy
         self.slices = worker_slices(self.num_envs, num_workers)
-        self.processes: list[multiprocessing.process.BaseProcess] = []
-        self._pipes: list[Connection | None] = []
+        self.workers: list[Helper] = []
+        """The worker processes (none with ``num_workers=1``)."""
+        self.shared_memory: shared_memory.SharedMemory | None = None
+        """The block the workers write the observations into (None with ``num_workers=1``)."""
         self._local: EnvBatch | None = None
-        self._shared: Any = None
         self._failed: str | None = None
-        if num_workers == 1:
+        if num_workers == 1 and self.in_process_alone:
             self._local = EnvBatch(env_fns)
             self._describe(self._local.envs[0])
             self._observations = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
@@ -194,7 +143,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
                 self._describe(probe)
             finally:
                 probe.close()
-            self._start_workers(env_fns, context)
+            self._start_workers(env_fns)
 
     def _describe(self, env: gym.Env) -> None:
         self.single_observation_space = env.observation_space
@@ -206,26 +155,30 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             self.metadata["autoreset_mode"] = NEXT_STEP
         self.render_mode = env.render_mode
 
-    def _start_workers(self, env_fns: list[EnvFn], context: str) -> None:
-        ctx = multiprocessing.get_context(context)
-        self._shared = create_shared_memory(self.single_observation_space, n=self.num_envs, ctx=ctx)
-        self._observations = read_from_shared_memory(self.single_observation_space, self._shared, n=self.num_envs)
+    def _start_workers(self, env_fns: list[EnvFn]) -> None:
+        layout = SharedLayout(self.single_observation_space, self.num_envs)
+        self.shared_memory = shared_memory.SharedMemory(create=True, size=layout.nbytes)
+        self._observations = layout.views(self.shared_memory.buf)
+        no_mpi: dict[str, str | None] = {k: None for k in os.environ if k.startswith(_MPI_PREFIXES)}
+        spaces = (self.single_observation_space, self.single_action_space)
         try:
-            with clear_mpi_env_vars():
-                for w, indices in enumerate(self.slices):
-                    parent_pipe, child_pipe = ctx.Pipe()
-                    fns = CloudpickleWrapper([env_fns[i] for i in indices])  # type: ignore[arg-type]
-                    process = ctx.Process(target=_worker, name=f"Worker<{type(self).__name__}>-{w}",
-                                          args=(w, fns, indices, child_pipe, parent_pipe, self._shared), daemon=True)
-                    self._pipes.append(parent_pipe)
-                    self.processes.append(process)
-                    process.start()
-                    child_pipe.close()
-            ready = self._receive_all("start")
-            for w, (obs_space, action_space) in enumerate(ready):
-                if obs_space != self.single_observation_space or action_space != self.single_action_space:
-                    raise ValueError(f"make_vec worker {w}'s envs have other spaces than the first env's: every "
-                                     "env of a vector env needs the same observation and action spaces")
+            for w, indices in enumerate(self.slices):
+                config = {"worker": w, "start": indices.start, "stop": indices.stop, "num_envs": self.num_envs,
+                          "shm": self.shared_memory.name, "spaces": spaces,
+                          "env_fns": cloudpickle.dumps([env_fns[i] for i in indices])}
+                # stdout and stderr are the user's (an env's prints, a worker's traceback); stderr's end is also
+                # kept for the message of a worker that dies
+                self.workers.append(Helper.start(_MODULE, config, what=f"make_vec worker {w}", timeout=None,
+                                                 wait=False, stderr="tee", stdout="inherit", env=no_mpi))
+            for w, worker in enumerate(self.workers):
+                try:
+                    worker.wait_ready()
+                except HelperFailed as exc:
+                    self._failed = "a worker failed while starting"
+                    if exc.error is not None:  # its envs raised: that error, with the worker's traceback
+                        raise worker_error(w, type(exc.error), exc.error, exc.trace) from None
+                    raise RuntimeError(f"a make_vec worker process died during start: worker {w} (exit code "
+                                       f"{exc.exit_code}), {exc.stderr}") from None
         except BaseException:
             self.close()
             raise
@@ -263,10 +216,11 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             observations, env_infos = self._local.reset(seeds, options, mask)
             self._store(observations)
         else:
-            for pipe, indices in zip(self._pipes, self.slices, strict=True):
+            messages = []
+            for indices in self.slices:
                 part = None if mask is None else mask[indices.start:indices.stop]
-                pipe.send(("reset", ([seeds[i] for i in indices], options, part)))  # type: ignore[union-attr]
-            env_infos = [info for part in self._receive_all("reset") for info in part]
+                messages.append(("reset", ([seeds[i] for i in indices], options, part)))
+            env_infos = [info for part in self._ask_all(messages, "reset") for info in part]
         infos: dict[str, Any] = {}
         for i, info in enumerate(env_infos):
             infos = self._add_info(infos, info, i)
@@ -287,9 +241,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             observations, *rest = self._local.step(per_env)
             self._store(observations)
         else:
-            for pipe, indices in zip(self._pipes, self.slices, strict=True):
-                pipe.send(("step", [per_env[i] for i in indices]))  # type: ignore[union-attr]
-            parts = self._receive_all("step")
+            parts = self._ask_all([("step", [per_env[i] for i in indices]) for indices in self.slices], "step")
             rest = [[x for part in parts for x in part[k]] for k in range(4)]
         rewards, terminated, truncated, env_infos = rest
         infos: dict[str, Any] = {}
@@ -309,9 +261,8 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"call({name!r}): use the vector env's own {name}() instead")
         if self._local is not None:
             return tuple(self._local.call(name, args, kwargs))
-        for pipe in self._pipes:
-            pipe.send(("call", (name, args, kwargs)))  # type: ignore[union-attr]
-        return tuple(x for part in self._receive_all("call", fatal=False) for x in part)
+        parts = self._ask_all([("call", (name, args, kwargs))] * self.num_workers, "call", fatal=False)
+        return tuple(x for part in parts for x in part)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """An attribute of every env (``get_wrapper_attr``)."""
@@ -328,9 +279,8 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         if self._local is not None:
             self._local.set_attr(name, values)
             return
-        for pipe, indices in zip(self._pipes, self.slices, strict=True):
-            pipe.send(("set_attr", (name, [values[i] for i in indices])))  # type: ignore[union-attr]
-        self._receive_all("set_attr", fatal=False)
+        self._ask_all([("set_attr", (name, [values[i] for i in indices])) for indices in self.slices], "set_attr",
+                      fatal=False)
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -343,33 +293,14 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         return self.get_attr("np_random")
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close every env, stop the workers (terminating one that does not stop in time) and drop the shared
-        memory."""
+        """Close every env: the workers close theirs and exit when their connection closes (one that does not stop
+        in time is killed); free the shared memory."""
         if getattr(self, "_local", None) is not None:
             self._local.close()  # type: ignore[union-attr]
-        for pipe in getattr(self, "_pipes", []):
-            if pipe is None:
-                continue
-            try:
-                pipe.send(("close", None))
-                if pipe.poll(CLOSE_TIMEOUT_S):
-                    pipe.recv()
-            except (EOFError, OSError):
-                pass  # that worker is gone already
-        deadline = time.monotonic() + CLOSE_TIMEOUT_S
-        for process in getattr(self, "processes", []):
-            if process.pid is None:
-                continue  # never started (start-up failed before it)
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.terminate()
-                process.join(1.0)
-        for pipe in getattr(self, "_pipes", []):
-            if pipe is not None:
-                pipe.close()
-        self._pipes = []
-        self._shared = None
+        stop_all(getattr(self, "workers", []), CLOSE_TIMEOUT_S)
         self._observations = None
+        if getattr(self, "shared_memory", None) is not None:
+            free_shared(self.shared_memory)  # type: ignore[arg-type]
 
     # ---- helpers ----------------------------------------------------------------------------------------------
 
@@ -387,26 +318,27 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             return
         for i, obs in enumerate(observations):
             if obs is not None:
-                _put(self._observations, i, obs)
+                put(self._observations, i, obs)
 
     def _output(self) -> Any:
         return deepcopy(self._observations) if self.copy else self._observations
 
-    def _receive_all(self, what: str, fatal: bool = True) -> list[Any]:
-        """Every worker's answer, in worker order; a failure raises (after reading every answer), and when ``fatal``
-        (a reset or step that failed half-way) leaves the vector env unusable."""
+    def _ask_all(self, messages: list[Any], what: str, fatal: bool = True) -> list[Any]:
+        """Send each worker its message, then read every answer, in worker order; a failure raises (after reading
+        every answer), and when ``fatal`` (a reset or step that failed half-way) leaves the vector env unusable."""
         results, errors = [], []
-        for w, pipe in enumerate(self._pipes):
-            try:
-                result, ok = pipe.recv()  # type: ignore[union-attr]
-            except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
-                self._failed = f"a worker process died during {what}"
-                raise RuntimeError(f"a make_vec worker process died during {what}: {self._dead_workers()}; its "
-                                   "stderr (above) says why") from exc
-            if ok:
-                results.append(result)
-            else:
-                errors.append(worker_error(w, *result))
+        try:
+            for worker, message in zip(self.workers, messages, strict=True):
+                worker.send(message, what)
+            for w, worker in enumerate(self.workers):
+                result, ok = worker.recv(what)
+                if ok:
+                    results.append(result)
+                else:
+                    errors.append(worker_error(w, *result))
+        except HelperFailed:
+            self._failed = f"a worker process died during {what}"
+            raise RuntimeError(f"a make_vec worker process died during {what}: {self._dead_workers()}") from None
         if errors:
             if fatal:
                 self._failed = f"a worker failed during {what}"
@@ -414,16 +346,23 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         return results
 
     def _dead_workers(self, wait: float = 2.0) -> str:
-        return dead_workers(self.processes, wait)
+        return dead_workers(self.workers, wait)
 
 
-def _put(batch: Any, index: int, item: Any) -> None:
-    """Write one env's observation into slot ``index`` of batched arrays (dicts and tuples of arrays)."""
-    if isinstance(batch, dict):
-        for key, value in batch.items():
-            _put(value, index, item[key])
-    elif isinstance(batch, tuple):
-        for value, part in zip(batch, item, strict=True):
-            _put(value, index, part)
-    else:
-        batch[index] = item
+class ProcessVectorEnv(BatchedVectorEnv):
+    """One env per worker process, observations in shared memory (what ``make_vec(...,
+    vectorization_mode="async")`` returns): a :class:`BatchedVectorEnv` with ``num_workers = len(env_fns)``.
+
+    Args:
+        env_fns: callables that build the envs (they must pickle with cloudpickle).
+        copy: return copies of the observations (else the shared arrays, overwritten by the next call).
+        spaces_fn: builds one env in this process to read the spaces from (default ``env_fns[0]``).
+    """
+
+    in_process_alone = False  # one env still gets its own process (EGL allows one client per process)
+
+    def __init__(self, env_fns: Sequence[EnvFn], *, copy: bool = True, spaces_fn: EnvFn | None = None) -> None:
+        env_fns = list(env_fns)
+        if not env_fns:
+            raise ValueError("ProcessVectorEnv needs at least one env_fn")
+        super().__init__(env_fns, num_workers=len(env_fns), copy=copy, spaces_fn=spaces_fn)

@@ -13,7 +13,7 @@ import gymnasium as gym
 
 @dataclass(frozen=True)
 class EnvFactory:
-    """A picklable recipe for one worker's env (works with the 'spawn' start method).
+    """A picklable recipe for one worker's env (pixelrig's worker processes and SB3's SubprocVecEnv load it by name).
 
     Attributes:
         env_id: registered id.

@@ -1,5 +1,5 @@
-"""``make_vec``: many pixel envs in parallel: one process each ("async"), all in this one ("sync"), or many per
-process with their rigs drawn a part at a time ("batched").
+"""``make_vec``: many pixel envs in parallel: one worker process each ("async"), all in this one ("sync"), or many
+per process with their rigs drawn a part at a time ("batched").
 
 pybullet's EGL plugin allows one client per process, so EGL envs only run in parallel in separate processes;
 each worker renders on its own GPU where several are visible (see :mod:`pixelrig.render.egl_devices`).
@@ -15,7 +15,6 @@ import gymnasium as gym
 
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.render.choice import resolve_renderer
-from pixelrig.vector.async_env import PixelVectorEnv
 from pixelrig.vector.factory import EnvFactory
 
 MODES = ("async", "sync", "batched")
@@ -44,7 +43,6 @@ def make_vec(
     gpu: int | None = None,
     num_workers: int = 1,
     env_kwargs: Mapping[str, Any] | None = None,
-    context: str = "spawn",
 ) -> gym.vector.VectorEnv:
     """A vector of ``num_envs`` copies of ``env_id`` under PixelObs.
 
@@ -55,24 +53,28 @@ def make_vec(
         renderer: 'auto' | 'tiny' | 'egl' | 'gl' | None, resolved once here ("batched": None means
             ``PIXELRIG_RENDERER`` if set, else 'gl'; 'tiny' draws the rigs one after another; 'egl' needs one env
             per worker).
-        vectorization_mode: "async" (one process per env, observations in shared memory), "sync" (all in this
-            process; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when 1,
-            each stepping its envs one by one and drawing their rigs a few envs per gl pass; see
+        vectorization_mode: "async" (one worker process per env, observations in shared memory; see
+            :class:`pixelrig.vector.batched.ProcessVectorEnv`), "sync" (all in this process, Gymnasium's
+            SyncVectorEnv; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when
+            1, each stepping its envs one by one and drawing their rigs a few envs per gl pass; see
             :class:`pixelrig.vector.batched.BatchedVectorEnv`).
         pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
         num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).
         gpu: with egl or gl, every worker renders on this CUDA device; None spreads worker processes over the
             visible GPUs (gl: one EGL context per process, on the device its first gl env asks for).
         env_kwargs: ``gym.make`` kwargs of every env.
-        context: multiprocessing start method for "async" and "batched" workers ("spawn" by default: safe with
-            pybullet and EGL).
 
     Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
-    default (the step after an episode ends returns the reset observation). A worker that raises is reported
-    with its traceback.
+    default (the step after an episode ends returns the reset observation). Worker processes are pixelrig helper
+    processes (:mod:`pixelrig.system.process`): fresh interpreters that do not import the caller's ``__main__``, so
+    a script needs no ``if __name__ == "__main__":`` guard. A worker that raises is reported with its traceback; one
+    that dies, with its exit code and the end of its stderr.
 
     Raises:
-        ValueError: bad num_envs, num_workers or mode, or EGL asked for several envs in one process.
+        ValueError: bad num_envs, num_workers or mode, EGL asked for several envs in one process, or (with worker
+            processes) an observation space that cannot live in shared memory.
+        RuntimeError: a worker process died while starting (its exit code and the end of its stderr in the message);
+            an error a worker's envs raised while starting is raised as its own type, with the worker's traceback.
     """
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
@@ -98,13 +100,12 @@ def make_vec(
                  for process in _processes(vectorization_mode, num_envs, num_workers)]
     if vectorization_mode == "sync":
         return gym.vector.SyncVectorEnv(factories)
-    if vectorization_mode == "batched":
-        from pixelrig.vector.batched import BatchedVectorEnv
+    from pixelrig.vector.batched import BatchedVectorEnv, ProcessVectorEnv
 
-        # workers' shared memory is sized from one env built here (TinyRenderer: same spaces, no GL context here)
-        return BatchedVectorEnv(factories, num_workers, context=context,
-                                spaces_fn=dataclasses.replace(factories[0], renderer="tiny"))
-    # build one env here first (TinyRenderer: its spaces do not depend on the backend), so that a bad id, kwarg
-    # or camera raises in this process with its own traceback instead of killing every worker
-    dataclasses.replace(factories[0], renderer="tiny")().close()
-    return PixelVectorEnv(factories, shared_memory=True, context=context)
+    # one env is built here first (TinyRenderer: its spaces do not depend on the backend, and no GL context here):
+    # a bad id, kwarg or camera raises in this process with its own traceback before any worker starts, and the
+    # workers' shared memory is sized from its observation space
+    spaces_fn = dataclasses.replace(factories[0], renderer="tiny")
+    if vectorization_mode == "batched":
+        return BatchedVectorEnv(factories, num_workers, spaces_fn=spaces_fn)
+    return ProcessVectorEnv(factories, spaces_fn=spaces_fn)

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    print(f"vector scaling (default rigs, async, spawn), {time.strftime('%Y-%m-%d')}, {machine()}")
+    print(f"vector scaling (default rigs, async: a worker process per env), {time.strftime('%Y-%m-%d')}, {machine()}")
     print("| env | 1 worker steps/s | 2 workers steps/s | scaling |")
     print("|---|---|---|---|")
     for env_id in args.envs.split(","):
