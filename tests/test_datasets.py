@@ -883,15 +883,15 @@ def test_an_interrupted_replay_leaves_nothing_behind(robomimic_run: tuple[Path, 
     old = tmp_path / "old.hdf5"
     replay(src, old, NEW_RIG, progress=False, workers=1)
     before = old.read_bytes()
-    calls, real = {"n": 0}, rerender.Renderer.observe
+    calls, real = {"n": 0}, rerender.SnapshotDrawer.observe
 
-    def interrupted(self: rerender.Renderer, *args: object) -> object:
+    def interrupted(self: rerender.SnapshotDrawer, *args: object) -> object:
         calls["n"] += 1
         if calls["n"] == STEPS + 2:
             raise KeyboardInterrupt
         return real(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rerender.Renderer, "observe", interrupted)
+    monkeypatch.setattr(rerender.SnapshotDrawer, "observe", interrupted)
     for dst in (tmp_path / "new.hdf5", old):
         calls["n"] = 0
         with pytest.raises(KeyboardInterrupt):

@@ -22,7 +22,7 @@ from pixelrig.datasets.frames import Frame, Observation, StoredFrame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.rebuild import MakeEnv, make_recorded_env, recorded_env_args
 from pixelrig.datasets.replay_workers import Workers, loadable_elsewhere
-from pixelrig.datasets.rerender import EpisodeEnd, Item, Renderer, episode_items
+from pixelrig.datasets.rerender import EpisodeEnd, Item, SnapshotDrawer, episode_items
 from pixelrig.datasets.robomimic import RobomimicReader
 from pixelrig.datasets.target import check_format, check_target, detect_format
 from pixelrig.errors import DatasetWriteError
@@ -94,7 +94,7 @@ class _Local:
     def __init__(self, reader: DatasetReader, make_pixel: Any, cameras: tuple[Camera, ...],
                  needs_next_obs: bool) -> None:
         self.reader, self.needs_next_obs = reader, needs_next_obs
-        self.drawer = Renderer(make_pixel, cameras)
+        self.drawer = SnapshotDrawer(make_pixel, cameras)
         self.backend = self.drawer.backend
 
     def episode(self, e: int) -> Iterator[Item]:

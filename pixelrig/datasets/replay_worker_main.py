@@ -25,7 +25,7 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
     from pixelrig.cameras.spec import Camera
     from pixelrig.datasets.formats import open_dataset
     from pixelrig.datasets.rebuild import make_recorded_env
-    from pixelrig.datasets.rerender import EpisodeEnd, Item, Renderer, episode_items
+    from pixelrig.datasets.rerender import EpisodeEnd, Item, SnapshotDrawer, episode_items
     from pixelrig.wrappers.pixel_obs import PixelObs
 
     make_env = pickle.loads(job["make_env"]) if job["make_env"] is not None else None
@@ -39,7 +39,7 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
             inner = make_env() if make_env is not None else make_recorded_env(info, renderer)
             return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None)
 
-        drawer = Renderer(make_pixel, cameras)
+        drawer = SnapshotDrawer(make_pixel, cameras)
         ready(conn, drawer.backend)
         try:
             for e in job["episodes"]:

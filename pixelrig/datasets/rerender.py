@@ -33,7 +33,7 @@ Item = tuple[StoredFrame, Observation] | EpisodeEnd
 """What :func:`episode_items` yields: each frame as stored with its new observation, then an :class:`EpisodeEnd`."""
 
 
-class Renderer:
+class SnapshotDrawer:
     """Restores snapshots into an env under a PixelObs and renders the rig.
 
     The first frame of each episode is a full :func:`~pixelrig.restore` (it checks that the snapshot belongs to
@@ -114,7 +114,7 @@ class Renderer:
                            state=state)
 
 
-def episode_items(reader: DatasetReader, drawer: Renderer, episode: int, needs_next_obs: bool,
+def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, needs_next_obs: bool,
                   state_shape: tuple[int, ...] | None) -> Iterator[Item]:
     """The frames of ``episode`` re-rendered, in order, then its :class:`EpisodeEnd`.
 

@@ -22,7 +22,8 @@ class BackendEntry:
     Attributes:
         name: its ``renderer=`` value.
         target: ``"module:Class"`` of its :class:`~pixelrig.render.backends.RenderBackend` subclass.
-        summary: what it is, in a few words (CLI help, messages).
+        label: what it is, as messages name it.
+        summary: what it is and where it wins, in a few words (CLI help).
         pixel_sampling: where pixel ``(0, 0)`` samples the image plane, as the offset of the principal point from
             ``(width / 2, height / 2)`` in OpenCV pixel coordinates (pixel centres at integers). Measured by
             fitting rendered depth of a tilted plane: TinyRenderer (and the gl renderer, which copies it) samples
@@ -39,6 +40,7 @@ class BackendEntry:
 
     name: str
     target: str
+    label: str
     summary: str
     pixel_sampling: tuple[float, float]
     one_client_per_process: bool = False
@@ -47,11 +49,12 @@ class BackendEntry:
 
 
 BACKENDS: dict[str, BackendEntry] = {e.name: e for e in (
-    BackendEntry("tiny", "pixelrig.render.backends:TinyBackend", "pybullet's TinyRenderer (CPU, always there)",
-                 (0.0, -1.0)),
-    BackendEntry("egl", "pixelrig.render.egl:EglBackend", "pybullet's EGL plugin (GPU or Mesa; one per process)",
-                 (-0.5, -0.5), one_client_per_process=True, egl_device=True, before_bodies=True),
-    BackendEntry("gl", "pixelrig.render.gl.backend:GlBackend",
+    BackendEntry("tiny", "pixelrig.render.backends:TinyBackend", "pybullet's TinyRenderer",
+                 "pybullet's TinyRenderer (CPU, always there)", (0.0, -1.0)),
+    BackendEntry("egl", "pixelrig.render.egl:EglBackend", "pybullet's EGL plugin",
+                 "pybullet's EGL plugin (GPU or Mesa; one per process)", (-0.5, -0.5), one_client_per_process=True,
+                 egl_device=True, before_bodies=True),
+    BackendEntry("gl", "pixelrig.render.gl.backend:GlBackend", "pixelrig's gl renderer",
                  "pixelrig's own OpenGL renderer (many envs per pass)", (0.0, -1.0), egl_device=True),
 )}
 """Every backend by name."""

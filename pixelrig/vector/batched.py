@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
+from pixelrig.render.registry import entry
 from pixelrig.system.process import Helper, HelperFailed, free_shared, stop_all
 from pixelrig.vector.batch import EnvBatch
 from pixelrig.vector.failures import dead_workers, worker_error
@@ -50,26 +51,30 @@ def batched_renderer(renderer: str | None, num_envs: int, num_workers: int) -> s
     """The backend a batched vector env renders with: ``renderer`` resolved; None means ``PIXELRIG_RENDERER`` when
     set, else 'gl'.
 
-    'gl' draws every env's rig of a process in one pass; 'tiny' is allowed (rigs drawn one after another, for
-    machines without OpenGL 4.3); 'egl' only with one env per worker (pybullet's EGL plugin allows one client per
-    process).
+    A backend that batches (gl) draws every env's rig of a process in one pass; others are allowed (rigs drawn one
+    after another: tiny, for machines without OpenGL 4.3); one that allows one client per process (egl) only with
+    one env per worker.
 
     Raises:
-        ValueError: 'egl' with more than one env per worker, or an unknown renderer.
+        ValueError: a one-client-per-process backend with more than one env per worker, or an unknown renderer.
         RendererUnavailable: the renderer asked for cannot run here.
     """
     if renderer is None:
         renderer = os.environ.get(ENV_VAR, "").strip() or DEFAULT_RENDERER
-    egl_refusal = ValueError(
-        f"make_vec(vectorization_mode='batched', renderer={renderer!r} -> 'egl', num_envs={num_envs}, "
-        f"num_workers={num_workers}): pybullet's EGL plugin allows one client per process; use renderer='gl' (every "
-        "env's rig in one pass) or vectorization_mode='async'"
-    )
-    if requested_renderer(renderer) == "egl" and num_envs > num_workers:
-        raise egl_refusal  # before probing EGL
+
+    def refusal(kind: str) -> ValueError:
+        return ValueError(
+            f"make_vec(vectorization_mode='batched', renderer={renderer!r} -> {kind!r}, num_envs={num_envs}, "
+            f"num_workers={num_workers}): {entry(kind).label} allows one client per process; use renderer='gl' "
+            "(every env's rig in one pass) or vectorization_mode='async'"
+        )
+
+    asked = requested_renderer(renderer)
+    if asked != "auto" and entry(asked).one_client_per_process and num_envs > num_workers:
+        raise refusal(asked)  # before probing it
     kind = resolve_renderer(renderer)
-    if kind == "egl" and num_envs > num_workers:
-        raise egl_refusal  # 'auto' chose it
+    if entry(kind).one_client_per_process and num_envs > num_workers:
+        raise refusal(kind)  # 'auto' chose it
     return kind
 
 

@@ -21,7 +21,7 @@ class EnvFactory:
         cams: the PixelObs cameras (None: the env's default rig).
         pixels_only: drop the "state" key.
         pixels: wrap in PixelObs at all.
-        renderer: the backend, already resolved ('tiny', 'egl' or 'gl').
+        renderer: the backend, already resolved (a key of :data:`pixelrig.render.registry.BACKENDS`).
         worker: the index of the process the env runs in (its GPU is ``worker % n_visible`` with EGL or gl and
             several GPUs).
         gpu: an explicit CUDA device for every worker instead.
@@ -38,9 +38,10 @@ class EnvFactory:
 
     def __call__(self) -> gym.Env:
         from pixelrig.render.egl_devices import select_gpu
+        from pixelrig.render.registry import entry
         from pixelrig.wrappers.pixel_obs import PixelObs
 
-        if self.renderer in ("egl", "gl"):  # both read EGL_VISIBLE_DEVICES when their EGL display opens
+        if entry(self.renderer).egl_device:  # it reads EGL_VISIBLE_DEVICES when its EGL display opens
             if self.gpu is not None:
                 select_gpu(self.gpu)
             elif _cuda_egl_devices():

@@ -15,6 +15,7 @@ import gymnasium as gym
 
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.render.choice import resolve_renderer
+from pixelrig.render.registry import entry
 from pixelrig.vector.factory import EnvFactory
 
 MODES = ("async", "sync", "batched")
@@ -50,9 +51,9 @@ def make_vec(
         env_id: a registered id (pixelrig's or any whose env exposes a pybullet client).
         num_envs: number of envs.
         cams: PixelObs cameras (None: each env's default rig).
-        renderer: 'auto' | 'tiny' | 'egl' | 'gl' | None, resolved once here ("batched": None means
-            ``PIXELRIG_RENDERER`` if set, else 'gl'; 'tiny' draws the rigs one after another; 'egl' needs one env
-            per worker).
+        renderer: any renderer or None, resolved once here ("batched": None means ``PIXELRIG_RENDERER`` if set, else
+            'gl'; a backend that does not batch draws the rigs one after another; one allowing one client per
+            process, egl, needs one env per worker).
         vectorization_mode: "async" (one worker process per env, observations in shared memory; see
             :class:`pixelrig.vector.batched.ProcessVectorEnv`), "sync" (all in this process, Gymnasium's
             SyncVectorEnv; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when
@@ -60,8 +61,9 @@ def make_vec(
             :class:`pixelrig.vector.batched.BatchedVectorEnv`).
         pixels_only: drop the "state" key. pixels: False gives the envs without PixelObs.
         num_workers: "batched" only: processes to spread the envs over (1 = this process, <= num_envs).
-        gpu: with egl or gl, every worker renders on this CUDA device; None spreads worker processes over the
-            visible GPUs (gl: one EGL context per process, on the device its first gl env asks for).
+        gpu: with a backend drawing on an EGL device (egl, gl), every worker renders on this CUDA device; None
+            spreads worker processes over the visible GPUs (gl: one EGL context per process, on the device its first
+            gl env asks for).
         env_kwargs: ``gym.make`` kwargs of every env.
 
     Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
@@ -90,9 +92,9 @@ def make_vec(
                          "pass vectorization_mode='batched'")
     else:
         kind = resolve_renderer(renderer)
-    if kind == "egl" and vectorization_mode == "sync" and num_envs > 1:
+    if entry(kind).one_client_per_process and vectorization_mode == "sync" and num_envs > 1:
         raise ValueError(
-            f"make_vec(vectorization_mode='sync', renderer='egl', num_envs={num_envs}): pybullet's EGL plugin "
+            f"make_vec(vectorization_mode='sync', renderer={kind!r}, num_envs={num_envs}): {entry(kind).label} "
             "allows one client per process; use vectorization_mode='async' (one process per env) or renderer='tiny'"
         )
     cameras = as_cameras(cams) if cams is not None else None

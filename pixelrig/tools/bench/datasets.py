@@ -176,11 +176,11 @@ def bench(renderer: str, episodes: int, steps: int, repeats: int, scratch: Path)
         """replay's restore and render (in this process) without writing a dataset: what plain stepping does,
         the physics step replaced by a restore (each episode's final state rendered too, as stepping does)."""
         from pixelrig.datasets import open_dataset
-        from pixelrig.datasets.rerender import EpisodeEnd, Renderer, episode_items
+        from pixelrig.datasets.rerender import EpisodeEnd, SnapshotDrawer, episode_items
 
         reader = open_dataset(sources["robomimic"])
-        drawer = Renderer(lambda: PixelObs(gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps), cams=cams,
-                                           pixels_only=True), tuple(cams))
+        drawer = SnapshotDrawer(lambda: PixelObs(gym.make(ENV_ID, renderer=renderer, max_episode_steps=steps),
+                                                 cams=cams, pixels_only=True), tuple(cams))
         try:
             return sum(not isinstance(item, EpisodeEnd) for e in range(reader.num_episodes)
                        for item in episode_items(reader, drawer, e, True, reader.info.state_shape))
