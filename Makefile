@@ -65,6 +65,7 @@ test-learning: $(STAMP)
 # run on both ends passed when the range was set; CI's 90 minutes hold these files, not three whole suites.
 GYM_RANGE := 1.0.0 1.4.0
 GYM_TESTS ?= tests/test_snapshots_gymnasium_internals.py tests/test_snapshots.py tests/test_vector.py tests/test_vector_batched.py \
+	tests/test_vector_autoreset.py \
 	tests/test_envs_tasks_and_checkers.py tests/test_wrappers_pixel_obs.py tests/test_wrappers_video_recorder.py tests/test_integrations_training.py
 test-gym-range: $(STAMP)
 	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v$(if $(filter 3.11,$(PYVER)),,-py$(PYVER)); \

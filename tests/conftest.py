@@ -80,7 +80,11 @@ def assert_trees_equal(a, b, path: str = "") -> None:
             assert_trees_equal(x, y, f"{path}[{i}]")
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, f"{path}: array kind"
-        assert a.tobytes() == b.tobytes(), f"{path}: arrays differ"
+        if a.dtype == object:  # e.g. Gymnasium's per-env final_obs / final_info: compare what they hold
+            for index in np.ndindex(a.shape):
+                assert_trees_equal(a[index], b[index], f"{path}{list(index)}")
+        else:
+            assert a.tobytes() == b.tobytes(), f"{path}: arrays differ"
     elif isinstance(a, float):
         assert np.float64(a).tobytes() == np.float64(b).tobytes(), f"{path}: {a!r} != {b!r}"
     else:

@@ -145,6 +145,15 @@ MUTANTS: tuple[Mutant, ...] = (
                        "        env = HumanWindow(PixelObs(env, cams=load_rig(cams)), fps=fps, scale=scale, "
                        "title=title)",
                        "        env = HumanWindow(PixelObs(env), fps=fps, scale=scale, title=title)"),)),
+    Mutant("same-step-final-drawn-after-reset", "same-step autoreset draws the ended episode's final obs after reset",
+           ("tests/test_vector_autoreset.py::test_every_mode_matches_gymnasiums_sync_vector_env",),
+           edits=(Edit("pixelrig/vector/batch.py",
+                       "                        finals[i] = (self._drawn_alone(i, inner[i]), infos[i])  # before the "
+                       "reset changes the scene\n"
+                       "                        inner[i], infos[i] = _reset_unrendered(env, None, None)",
+                       "                        reset = _reset_unrendered(env, None, None)\n"
+                       "                        finals[i] = (self._drawn_alone(i, inner[i]), infos[i])\n"
+                       "                        inner[i], infos[i] = reset"),)),
 )
 
 

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from pixelrig.render.backends import PendingFrames, submit
+from pixelrig.vector.autoreset import DISABLED, NEXT_STEP, SAME_STEP, autoreset_name
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 EnvFn = Callable[[], gym.Env]
@@ -44,17 +45,19 @@ class _Part:
 
 
 class EnvBatch:
-    """The envs of one process, stepped one by one with Gymnasium's next-step autoreset, their PixelObs rigs drawn
-    in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's rigs submitted together
+    """The envs of one process, stepped one by one with one of Gymnasium's autoreset modes, their PixelObs rigs
+    drawn in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's rigs submitted together
     (:func:`pixelrig.render.backends.submit`: one pass without waiting on a backend that batches, such as gl, while
-    the next envs step; read back at the end; other backends rig by rig). An env
-    whose outermost wrapper is not PixelObs renders (or not) on its own.
+    the next envs step; read back at the end; other backends rig by rig). An env whose outermost wrapper is not
+    PixelObs renders (or not) on its own.
 
     Args:
         env_fns: callables that build the envs.
+        autoreset_mode: a name of :data:`pixelrig.vector.autoreset.MODES` (Gymnasium's ``AutoresetMode`` values).
     """
 
-    def __init__(self, env_fns: Sequence[EnvFn]) -> None:
+    def __init__(self, env_fns: Sequence[EnvFn], autoreset_mode: str = NEXT_STEP) -> None:
+        self.autoreset_mode = autoreset_name(autoreset_mode)
         self.envs: list[gym.Env] = []
         try:
             for fn in env_fns:
@@ -80,37 +83,58 @@ class EnvBatch:
                 self.autoreset[i] = False
         return self.observe(inner), infos
 
-    def step(self, actions: Sequence[Any]) -> tuple[list[Any], list[float], list[bool], list[bool], list[dict]]:
-        """Step every env (an env whose episode ended at the previous step is reset instead: reward 0, not done).
+    def step(self, actions: Sequence[Any]) -> tuple[list[Any], list[float], list[bool], list[bool], list[dict],
+                                                    list[tuple[Any, dict] | None]]:
+        """Step every env, autoresetting as the mode says (next-step: an env whose episode ended at the previous
+        step is reset instead, reward 0, not done; same-step: an env whose episode ends now is reset at once and its
+        last observation, drawn before the reset, and info come back as its final; disabled: no reset).
 
         Every ``chunk_envs`` envs, their rigs are drawn and sent to the GL while the next envs step: llvmpipe
         rasterises in its own threads beside the physics. The images do not depend on it beyond the tile each camera
         gets in the framebuffer, which only ``len(envs)`` and ``chunk_envs`` decide.
 
         Returns:
-            Per env: observation, reward, terminated, truncated, info.
+            Per env: observation, reward, terminated, truncated, info, and (same-step only) the ended episode's
+            ``(final observation, final info)`` or None.
+
+        Raises:
+            RuntimeError: autoreset disabled and an env's episode ended without a reset since (nothing is stepped).
         """
+        if self.autoreset_mode == DISABLED and self.autoreset.any():
+            ended = np.flatnonzero(self.autoreset).tolist()
+            raise RuntimeError(f"autoreset is disabled and the episodes of envs {ended} ended: reset them first with "
+                               "reset(options={'reset_mask': mask}) (nothing was stepped)")
         n = len(self.envs)
         inner: list[Any] = [None] * n
         rewards, terminated, truncated = [0.0] * n, [False] * n, [False] * n
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        finals: list[tuple[Any, dict] | None] = [None] * n
         parts: list[_Part] = []
         first = 0
         try:
             for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
-                if self.autoreset[i]:
+                if self.autoreset[i] and self.autoreset_mode == NEXT_STEP:
                     inner[i], infos[i] = _reset_unrendered(env, None, None)
                 else:
                     below = env.env if isinstance(env, PixelObs) else env  # PixelObs's pixels come in observe()
                     inner[i], rewards[i], terminated[i], truncated[i], infos[i] = below.step(action)
-                self.autoreset[i] = bool(terminated[i] or truncated[i])
+                    if self.autoreset_mode == SAME_STEP and (terminated[i] or truncated[i]):
+                        finals[i] = (self._drawn_alone(i, inner[i]), infos[i])  # before the reset changes the scene
+                        inner[i], infos[i] = _reset_unrendered(env, None, None)
+                self.autoreset[i] = bool(terminated[i] or truncated[i]) and self.autoreset_mode != SAME_STEP
                 if i + 1 - first == self.chunk_envs or i + 1 == n:
                     parts.append(self._submit(range(first, i + 1), inner))
                     first = i + 1
-            return self._collect(parts, inner), rewards, terminated, truncated, infos
+            return self._collect(parts, inner), rewards, terminated, truncated, infos, finals
         finally:
             for part in parts:
                 part.discard()
+
+    def _drawn_alone(self, i: int, inner: Any) -> Any:
+        """Env ``i``'s observation from its wrapped env's own, its rig drawn now."""
+        only: list[Any] = [None] * len(self.envs)
+        only[i] = inner
+        return self.observe(only)[i]
 
     def observe(self, inner: list[Any]) -> list[Any]:
         """The envs' observations from their wrapped envs' own (``inner``; None stays None), every gl rig drawn in

@@ -18,16 +18,10 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
 from pixelrig.render.registry import entry
 from pixelrig.system.process import Helper, HelperFailed, free_shared, stop_all
+from pixelrig.vector.autoreset import NEXT_STEP, autoreset_enum, autoreset_name
 from pixelrig.vector.batch import EnvBatch
 from pixelrig.vector.failures import dead_workers, worker_error
 from pixelrig.vector.shared import SharedLayout, put
-
-try:  # gymnasium >= 1.1 names the autoreset mode; 1.0 has next-step autoreset only, unnamed
-    from gymnasium.vector import AutoresetMode
-
-    NEXT_STEP: Any = AutoresetMode.NEXT_STEP
-except ImportError:  # pragma: no cover (gymnasium 1.0)
-    NEXT_STEP = None
 
 EnvFn = Callable[[], gym.Env]
 DEFAULT_RENDERER = "gl"
@@ -99,8 +93,9 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     With ``num_workers=1`` the envs live in this process. With more, they are spread over that many worker processes
     (consecutive envs per worker; helper processes of :mod:`pixelrig.system.process`, their body
     :mod:`pixelrig.vector.worker_main`), each batching its share, observations written into one shared memory block
-    (:attr:`shared_memory`). Seeding (``reset(seed=s)``: env i gets ``s + i``), autoreset (Gymnasium 1.x next-step),
-    spaces and infos are those of Gymnasium's vector envs, ``options={"reset_mask": mask}`` included. A worker's
+    (:attr:`shared_memory`). Seeding (``reset(seed=s)``: env i gets ``s + i``), autoreset (any of Gymnasium's modes,
+    next-step by default), spaces and infos are those of Gymnasium's ``SyncVectorEnv`` step for step,
+    ``options={"reset_mask": mask}`` and same-step's ``final_obs``/``final_info`` included. A worker's
     exception is raised here with its type and the worker's traceback in the message; a worker that dies is reported
     with its exit code and the end of its stderr (which is also shown as it comes).
 
@@ -111,6 +106,8 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         copy: return copies of the observations (else the same arrays, overwritten by the next call).
         spaces_fn: builds one env in this process to read the spaces and metadata from before the workers start
             (their shared memory is sized from it); default ``env_fns[0]``. Only used with worker processes.
+        autoreset_mode: a ``gymnasium.vector.AutoresetMode`` or its value ("NextStep", "SameStep", "Disabled"; see
+            :mod:`pixelrig.vector.autoreset`).
 
     Raises:
         ValueError: no envs, ``num_workers`` outside ``1..len(env_fns)``, or (with workers) an observation space
@@ -123,10 +120,13 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     """Whether one worker means this process (a subclass may want a worker process even for one env)."""
 
     def __init__(self, env_fns: Sequence[EnvFn], num_workers: int = 1, *, copy: bool = True,
-                 spaces_fn: EnvFn | None = None) -> None:
+                 spaces_fn: EnvFn | None = None, autoreset_mode: Any = NEXT_STEP) -> None:
         env_fns = list(env_fns)
         if not env_fns:
             raise ValueError("BatchedVectorEnv needs at least one env_fn")
+        self.autoreset_mode = autoreset_enum(autoreset_name(autoreset_mode))
+        """The autoreset mode (a ``gymnasium.vector.AutoresetMode``; None on gymnasium 1.0: next-step)."""
+        self._mode = autoreset_name(autoreset_mode)
         check_workers(len(env_fns), num_workers)
         self.num_envs = len(env_fns)
         self.num_workers = num_workers
@@ -139,7 +139,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         self._local: EnvBatch | None = None
         self._failed: str | None = None
         if num_workers == 1 and self.in_process_alone:
-            self._local = EnvBatch(env_fns)
+            self._local = EnvBatch(env_fns, self._mode)
             self._describe(self._local.envs[0])
             self._observations = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
         else:
@@ -156,8 +156,8 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = dict(env.metadata)
-        if NEXT_STEP is not None:
-            self.metadata["autoreset_mode"] = NEXT_STEP
+        if self.autoreset_mode is not None:
+            self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = env.render_mode
 
     def _start_workers(self, env_fns: list[EnvFn]) -> None:
@@ -169,7 +169,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         try:
             for w, indices in enumerate(self.slices):
                 config = {"worker": w, "start": indices.start, "stop": indices.stop, "num_envs": self.num_envs,
-                          "shm": self.shared_memory.name, "spaces": spaces,
+                          "shm": self.shared_memory.name, "spaces": spaces, "autoreset_mode": self._mode,
                           "env_fns": cloudpickle.dumps([env_fns[i] for i in indices])}
                 # stdout and stderr are the user's (an env's prints, a worker's traceback); stderr's end is also
                 # kept for the message of a worker that dies
@@ -232,8 +232,10 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         return self._output(), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step every env (next-step autoreset: an env whose episode ended at the previous step returns its reset
-        observation, reward 0, not terminated or truncated, and its reset info).
+        """Step every env, autoresetting as :attr:`autoreset_mode` says (next-step: an env whose episode ended at the
+        previous step returns its reset observation, reward 0, not terminated or truncated, and its reset info;
+        same-step: an env whose episode ends now returns its reset observation and the ended episode's last
+        observation and info in ``info["final_obs"]`` / ``info["final_info"]``; disabled: reset ended envs first).
 
         Returns:
             Batched observations, rewards (float64), terminations and truncations (bool), infos.
@@ -247,10 +249,12 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             self._store(observations)
         else:
             parts = self._ask_all([("step", [per_env[i] for i in indices]) for indices in self.slices], "step")
-            rest = [[x for part in parts for x in part[k]] for k in range(4)]
-        rewards, terminated, truncated, env_infos = rest
+            rest = [[x for part in parts for x in part[k]] for k in range(5)]
+        rewards, terminated, truncated, env_infos, finals = rest
         infos: dict[str, Any] = {}
-        for i, info in enumerate(env_infos):
+        for i, (info, final) in enumerate(zip(env_infos, finals, strict=True)):
+            if final is not None:  # as Gymnasium's SyncVectorEnv adds them: the final first, then the reset info
+                infos = self._add_info(infos, {"final_obs": final[0], "final_info": final[1]}, i)
             infos = self._add_info(infos, info, i)
         return (self._output(), np.array(rewards, dtype=np.float64), np.array(terminated, dtype=np.bool_),
                 np.array(truncated, dtype=np.bool_), infos)
@@ -362,12 +366,15 @@ class ProcessVectorEnv(BatchedVectorEnv):
         env_fns: callables that build the envs (they must pickle with cloudpickle).
         copy: return copies of the observations (else the shared arrays, overwritten by the next call).
         spaces_fn: builds one env in this process to read the spaces from (default ``env_fns[0]``).
+        autoreset_mode: as :class:`BatchedVectorEnv`'s.
     """
 
     in_process_alone = False  # one env still gets its own process (EGL allows one client per process)
 
-    def __init__(self, env_fns: Sequence[EnvFn], *, copy: bool = True, spaces_fn: EnvFn | None = None) -> None:
+    def __init__(self, env_fns: Sequence[EnvFn], *, copy: bool = True, spaces_fn: EnvFn | None = None,
+                 autoreset_mode: Any = NEXT_STEP) -> None:
         env_fns = list(env_fns)
         if not env_fns:
             raise ValueError("ProcessVectorEnv needs at least one env_fn")
-        super().__init__(env_fns, num_workers=len(env_fns), copy=copy, spaces_fn=spaces_fn)
+        super().__init__(env_fns, num_workers=len(env_fns), copy=copy, spaces_fn=spaces_fn,
+                         autoreset_mode=autoreset_mode)

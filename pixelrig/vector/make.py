@@ -16,6 +16,7 @@ import gymnasium as gym
 from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.render.choice import resolve_renderer
 from pixelrig.render.registry import entry
+from pixelrig.vector.autoreset import NEXT_STEP, autoreset_enum, autoreset_name
 from pixelrig.vector.factory import EnvFactory
 
 MODES = ("async", "sync", "batched")
@@ -44,6 +45,7 @@ def make_vec(
     gpu: int | None = None,
     num_workers: int = 1,
     env_kwargs: Mapping[str, Any] | None = None,
+    autoreset_mode: Any = NEXT_STEP,
 ) -> gym.vector.VectorEnv:
     """A vector of ``num_envs`` copies of ``env_id`` under PixelObs.
 
@@ -65,16 +67,19 @@ def make_vec(
             spreads worker processes over the visible GPUs (gl: one EGL context per process, on the device its first
             gl env asks for).
         env_kwargs: ``gym.make`` kwargs of every env.
+        autoreset_mode: Gymnasium's ``AutoresetMode`` (or its value: "NextStep", the default, "SameStep",
+            "Disabled"; see :mod:`pixelrig.vector.autoreset`), the same in every mode: results, ``final_obs`` and
+            ``final_info`` step for step as Gymnasium's own SyncVectorEnv gives them. gymnasium 1.0 has next-step
+            only.
 
-    Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Autoreset is Gymnasium 1.x's
-    default (the step after an episode ends returns the reset observation). Worker processes are pixelrig helper
+    Seeding follows Gymnasium: ``reset(seed=s)`` seeds env i with ``s + i``. Worker processes are pixelrig helper
     processes (:mod:`pixelrig.system.process`): fresh interpreters that do not import the caller's ``__main__``, so
     a script needs no ``if __name__ == "__main__":`` guard. A worker that raises is reported with its traceback; one
     that dies, with its exit code and the end of its stderr.
 
     Raises:
-        ValueError: bad num_envs, num_workers or mode, EGL asked for several envs in one process, or (with worker
-            processes) an observation space that cannot live in shared memory.
+        ValueError: bad num_envs, num_workers, mode or autoreset_mode, EGL asked for several envs in one process, or
+            (with worker processes) an observation space that cannot live in shared memory.
         RuntimeError: a worker process died while starting (its exit code and the end of its stderr in the message);
             an error a worker's envs raised while starting is raised as its own type, with the worker's traceback.
     """
@@ -82,6 +87,7 @@ def make_vec(
         raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
     if vectorization_mode not in MODES:
         raise ValueError(f"vectorization_mode must be one of {MODES}: got {vectorization_mode!r}")
+    mode = autoreset_name(autoreset_mode)
     if vectorization_mode == "batched":
         from pixelrig.vector.batched import batched_renderer, check_workers
 
@@ -101,7 +107,9 @@ def make_vec(
     factories = [EnvFactory(env_id, dict(env_kwargs or {}), cameras, pixels_only, pixels, kind, process, gpu)
                  for process in _processes(vectorization_mode, num_envs, num_workers)]
     if vectorization_mode == "sync":
-        return gym.vector.SyncVectorEnv(factories)
+        if mode == NEXT_STEP:  # gymnasium 1.0's SyncVectorEnv takes no autoreset_mode
+            return gym.vector.SyncVectorEnv(factories)
+        return gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_enum(mode))
     from pixelrig.vector.batched import BatchedVectorEnv, ProcessVectorEnv
 
     # one env is built here first (TinyRenderer: its spaces do not depend on the backend, and no GL context here):
@@ -109,5 +117,5 @@ def make_vec(
     # workers' shared memory is sized from its observation space
     spaces_fn = dataclasses.replace(factories[0], renderer="tiny")
     if vectorization_mode == "batched":
-        return BatchedVectorEnv(factories, num_workers, spaces_fn=spaces_fn)
-    return ProcessVectorEnv(factories, spaces_fn=spaces_fn)
+        return BatchedVectorEnv(factories, num_workers, spaces_fn=spaces_fn, autoreset_mode=mode)
+    return ProcessVectorEnv(factories, spaces_fn=spaces_fn, autoreset_mode=mode)

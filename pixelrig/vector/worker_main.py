@@ -44,7 +44,7 @@ def main(conn: Connection, config: dict[str, Any]) -> int:
     from pixelrig.vector.shared import SharedLayout, put
 
     worker, indices = config["worker"], range(config["start"], config["stop"])
-    batch = EnvBatch(cloudpickle.loads(config["env_fns"]))
+    batch = EnvBatch(cloudpickle.loads(config["env_fns"]), config["autoreset_mode"])
     shm = None
     try:
         obs_space, action_space = config["spaces"]
