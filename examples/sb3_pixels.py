@@ -39,10 +39,11 @@ def make_env(seed: int = 0):
     return _make
 
 
-def train_model(steps: int, n_envs: int, seed: int = 0,
-                callbacks: list | None = None) -> tuple[Any, list[int], list[float]]:
+def train_model(steps: int, n_envs: int, seed: int = 0, callbacks: list | None = None,
+                batched: bool = False) -> tuple[Any, list[int], list[float]]:
     """Train (with SB3 ``callbacks`` added); returns (the PPO model, timesteps, mean episode return over the last
-    20 episodes as training goes)."""
+    20 episodes as training goes). ``batched``: every env in this process, their cameras drawn together
+    (``pixelrig.integrations.sb3.make_sb3_vec``), instead of one process per env (SB3's SubprocVecEnv)."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -51,8 +52,13 @@ def train_model(steps: int, n_envs: int, seed: int = 0,
     # one torch thread: the env workers need the other cores, and torch's spinning intra-op threads competing
     # with them made training 5x slower on 2 cores (measured: 4096 steps in 189 s with 2 threads, 34 s with 1)
     torch.set_num_threads(1)
-    venv = VecFrameStack(VecMonitor(SubprocVecEnv([make_env(i) for i in range(n_envs)], start_method="spawn")),
-                         n_stack=N_STACK)
+    if batched:
+        from pixelrig.integrations.sb3 import make_sb3_vec
+
+        inner = make_sb3_vec("pixelrig/CartPole-v0", n_envs, cams=[CAMERA], pixels_only=True)
+    else:
+        inner = SubprocVecEnv([make_env(i) for i in range(n_envs)], start_method="spawn")
+    venv = VecFrameStack(VecMonitor(inner), n_stack=N_STACK)
     curve_t, curve_r, returns = [], [], []
 
     class Curve(BaseCallback):
@@ -118,9 +124,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--out", default="docs/sb3_cartpole_pixels.png")
+    parser.add_argument("--batched", action="store_true",
+                        help="every env in this process, cameras drawn together (gl), not a process per env")
     args = parser.parse_args()
     start = time.time()
-    model, t, r = train_model(args.steps, args.envs, args.seed)
+    model, t, r = train_model(args.steps, args.envs, args.seed, batched=args.batched)
     minutes = (time.time() - start) / 60
     plot(t, r, Path(args.out),
          f"PPO (SB3) on pixelrig/CartPole-v0 from 48x48 pixels only, {minutes:.0f} min on 2 CPU cores")

@@ -31,6 +31,16 @@ def _reset_unrendered(env: gym.Env, seed: int | None, options: dict[str, Any] | 
     return env.reset(seed=seed, options=options)
 
 
+def stack_names(env: gym.Env) -> tuple[str, ...]:
+    """``module.Class`` of every layer of ``env``'s wrapper stack, outermost first."""
+    names = []
+    while True:
+        names.append(f"{type(env).__module__}.{type(env).__qualname__}")
+        if not isinstance(env, gym.Wrapper):
+            return tuple(names)
+        env = env.env
+
+
 class _Part:
     """Some envs' rigs submitted in one go (:func:`pixelrig.render.backends.submit`): the envs, in order, and their
     frames, pending until collected."""
@@ -162,6 +172,10 @@ class EnvBatch:
                 env = self.envs[i]
                 out[i] = env.observation_from(env.rig.decode(frames), inner[i])  # type: ignore[attr-defined]
         return out
+
+    def wrapper_names(self) -> list[tuple[str, ...]]:
+        """Each env's wrapper stack (:func:`stack_names`)."""
+        return [stack_names(env) for env in self.envs]
 
     def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
         """``env.get_wrapper_attr(name)`` of every env, called with the arguments when callable."""

@@ -273,6 +273,14 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         parts = self._ask_all([("call", (name, args, kwargs))] * self.num_workers, "call", fatal=False)
         return tuple(x for part in parts for x in part)
 
+    def wrapper_names(self) -> list[tuple[str, ...]]:
+        """Each env's wrapper stack, ``module.Class`` names outermost first."""
+        self._check_running()
+        if self._local is not None:
+            return self._local.wrapper_names()
+        return [x for part in self._ask_all([("wrapper_names", None)] * len(self.workers), "wrapper_names",
+                                            fatal=False) for x in part]
+
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """An attribute of every env (``get_wrapper_attr``)."""
         return self.call(name)

@@ -79,6 +79,8 @@ def main(conn: Connection, config: dict[str, Any]) -> int:
                     _answer(conn, batch.call(*data))
                 elif command == "set_attr":
                     _answer(conn, batch.set_attr(*data))
+                elif command == "wrapper_names":
+                    _answer(conn, batch.wrapper_names())
                 else:
                     raise RuntimeError(f"unknown command {command!r}")
             except (BrokenPipeError, ConnectionResetError):
