@@ -160,9 +160,12 @@ class BrowserView(gym.Wrapper, gym.utils.RecordConstructorArgs):
         closed: True once the server is gone (closed, or its process died); stepping goes on undisturbed.
     """
 
-    def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, env: gym.Env | gym.vector.VectorEnv, port: int = 0, host: str = "127.0.0.1",
+                camera: CameraChoice = None, fps: float = 15.0, *,
+                title: str | None = None) -> BrowserView | VectorBrowserView:
+        # __init__'s parameters, so that inspect.signature(BrowserView) shows them (it reads __new__ first)
         if isinstance(env, gym.vector.VectorEnv):
-            return VectorBrowserView(env, *args, **kwargs)
+            return VectorBrowserView(env, port, host, camera, fps, title=title)
         return super().__new__(cls)
 
     def __init__(self, env: gym.Env, port: int = 0, host: str = "127.0.0.1", camera: CameraChoice = None,
