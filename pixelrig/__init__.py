@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "RendererUnavailable": "pixelrig.errors",
     "ReplayWorkerError": "pixelrig.errors",
     "RobotEnv": "pixelrig.envs.robot",
+    "SensorNoise": "pixelrig.cameras.noise",
     "Snapshot": "pixelrig.snapshots",
     "VideoRecorder": "pixelrig.wrappers.video_recorder",
     "make_vec": "pixelrig.vector.make",
@@ -39,6 +40,7 @@ _EXPORTS: dict[str, str] = {
 """Every public name and the module that defines it (imported when the name is first used)."""
 
 if TYPE_CHECKING:
+    from pixelrig.cameras.noise import SensorNoise
     from pixelrig.cameras.rig import CameraRig
     from pixelrig.cameras.spec import Camera
     from pixelrig.datasets.recorder import DatasetRecorder
@@ -84,6 +86,7 @@ __all__ = [
     "RendererUnavailable",
     "ReplayWorkerError",
     "RobotEnv",
+    "SensorNoise",
     "Snapshot",
     "VideoRecorder",
     "__version__",

@@ -425,7 +425,7 @@ def test_3d_outputs_do_not_change_the_simulation(renderer: str) -> None:
 
 def test_unknown_modality_lists_the_valid_ones() -> None:
     msg = ("Camera 'c': unknown modalities ['normals', 'xyz']; choose from ('rgb', 'depth', 'label', 'points', "
-           "'normal', 'link', 'class')")
+           "'normal', 'link', 'class', 'depth_stereo')")
     with pytest.raises(ValueError, match=re.escape(msg)):
         Camera("c", eye=(0, 0, 1), target=(0, 0, 0), up=(0, 1, 0), modalities=("rgb", "normals", "xyz"))
 

@@ -36,9 +36,10 @@ def test_dict_round_trip() -> None:
 
 def test_intrinsics_match_fov() -> None:
     cam = Camera("c", width=100, height=50, fov=90.0, eye=(0, 0, 1), target=(0, 0, 0), up=(0, 1, 0))
-    k = cam.intrinsics
+    assert cam.intrinsics is None and cam.vertical_fov == 90.0  # a field-of-view camera has no intrinsics field
+    k = cam.opencv_intrinsics("egl")
     assert k[1, 1] == pytest.approx(25.0) and k[0, 0] == pytest.approx(25.0)
-    assert (k[0, 2], k[1, 2]) == (50.0, 25.0)
+    assert (k[0, 2], k[1, 2]) == (49.5, 24.5)  # EGL samples pixel centres: the principal point is the image centre
 
 
 def test_spaces_from_specs_alone() -> None:

@@ -358,3 +358,44 @@ def test_dead_worker_is_reported_not_a_hang() -> None:
                 venv.step(np.zeros((2, 7), np.float32))
     finally:
         venv.close()
+
+
+def test_sensor_cameras_in_a_batched_env_equal_a_sync_one() -> None:
+    """Cameras with a period, a latency and noise: a batched env (drawing only the cameras due, some steps nothing
+    at all; its observations built by PixelObs.observation_from) equals a sync vector env of lone PixelObs envs bit
+    for bit on tiny, through next-step autoresets; on gl, it draws the same images as lone gl envs (a step where no
+    camera is due submits nothing)."""
+    from pixelrig.cameras.noise import SensorNoise
+
+    noise = SensorNoise(rgb_sigma=3.0, depth_sigma=(0.002, 0.01), depth_range=(0.2, 4.0))
+    cams = [dataclasses.replace(CAM, name="p2", period=2), dataclasses.replace(CAM, name="l1n", latency=1, noise=noise),
+            dataclasses.replace(CAM, name="p3l2", period=3, latency=2, noise=noise)]
+    action = np.full((3, 1), 1.0, np.float32)
+    batched = make_vec(CART, 3, cams=cams, vectorization_mode="batched", renderer="tiny")
+    sync = make_vec(CART, 3, cams=cams, vectorization_mode="sync", renderer="tiny")
+    try:
+        assert_trees_equal(batched.reset(seed=5)[0], sync.reset(seed=5)[0], "reset")
+        ended = 0
+        for t in range(60):
+            a, b = batched.step(action), sync.step(action)
+            assert_trees_equal(a[0], b[0], f"step {t}")
+            ended += int(np.sum(a[2] | a[3]))
+        assert ended >= 3  # autoresets happened
+    finally:
+        batched.close()
+        sync.close()
+    timed = [dataclasses.replace(CAM, name="p2", period=2), dataclasses.replace(CAM, name="p2l1", period=2, latency=1)]
+    batched = make_vec(CART, 2, cams=timed, vectorization_mode="batched", renderer="gl")
+    lone = make_vec(CART, 2, cams=timed, vectorization_mode="sync", renderer="gl")
+    try:
+        first_a, first_b = batched.reset(seed=1)[0], lone.reset(seed=1)[0]
+        for i in range(2):
+            assert_pixels_close(env_slice(first_a, i), env_slice(first_b, i), f"reset env {i}")
+        for t in range(6):  # odd steps draw nothing
+            obs_a = batched.step(action[:2])[0]
+            obs_b = lone.step(action[:2])[0]
+            for i in range(2):
+                assert_pixels_close(env_slice(obs_a, i), env_slice(obs_b, i), f"step {t} env {i}")
+    finally:
+        batched.close()
+        lone.close()

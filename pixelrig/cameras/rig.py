@@ -1,5 +1,6 @@
 """``CameraRig``: a set of cameras bound to one scene, rendered with one ``getCameraImage`` call per camera (one pass
-for all of them on the gl renderer), decoded into images, world points, normals, link and class ids."""
+for all of them on the gl renderer; two for a stereo camera), decoded into images, world points, normals, link and
+class ids, through each camera's lens (intrinsics, distortion) and active stereo."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
+from pixelrig.cameras.lens import LensPlan, pinhole_rays
 from pixelrig.cameras.mounts import (
     Mount,
     fixed_view,
@@ -22,10 +25,13 @@ from pixelrig.cameras.mounts import (
     view_to_extrinsics,
 )
 from pixelrig.cameras.spec import Camera, Pose
+from pixelrig.cameras.stereo import DOT_PITCH_PX, disparities, dot_pattern, infrared, sgbm_depth
 from pixelrig.render.backends import CameraRequest, Frame, RenderBackend
 from pixelrig.render.convert import (
+    below_far,
     camera_centre,
     link_to_class,
+    normalised_world_rays,
     normals_from_points,
     rays_to_points,
     rgba_to_rgb,
@@ -106,14 +112,46 @@ def as_cameras(cams: Iterable[CameraLike]) -> tuple[Camera, ...]:
     return cameras
 
 
+class NanBox(spaces.Box):
+    """A Box whose :meth:`contains` also accepts NaN: the space of a depth image whose invalid pixels read NaN
+    (``SensorNoise(invalid=nan)``), which no plain gymnasium Box contains (NaN compares false with any bound).
+    Everything else is Box's; batched (vector envs) it stays a NanBox."""
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.shape == self.shape:
+            x = np.where(np.isnan(x), self.low, x).astype(x.dtype)
+        return super().contains(x)
+
+    def __repr__(self) -> str:
+        return "Nan" + super().__repr__()
+
+
+@batch_space.register(NanBox)
+def _batch_nan_box(space: NanBox, n: int = 1) -> NanBox:
+    box = batch_space.dispatch(spaces.Box)(space, n)
+    return NanBox(box.low, box.high, dtype=box.dtype, seed=box.np_random)
+
+
+def depth_space(cam: Camera, hw: tuple[int, int], stereo: bool = False) -> spaces.Box:
+    """The space of a camera's depth (or ``depth_stereo``) image: metres in [near, far], from 0 where pixels may
+    read invalid as 0 (a noise model with a range or dropouts; stereo holes), a :class:`NanBox` where they read
+    NaN."""
+    invalid = cam.noise.invalid if cam.noise is not None else 0.0
+    may_invalidate = stereo or (cam.noise is not None and cam.noise.can_invalidate)
+    low = np.float32(0.0) if may_invalidate and invalid == 0.0 else np.float32(cam.near)
+    kind = NanBox if may_invalidate and invalid != 0.0 else spaces.Box
+    return kind(low, np.float32(cam.far), (*hw, 1), np.float32)
+
+
 def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dict[str, spaces.Box]:
     """Observation spaces of a rig, from the specs alone.
 
-    rgb (H,W,3) uint8; depth (H,W,1) float32 metres in [near, far]; label (H,W,1) int32 body ids (-1 =
-    background); points (H,W,4) float32 world xyz (unbounded) and w in {0, 1}; normal (H,W,3) float32 in [-1, 1];
-    link and class (H,W,1) int32 (-1 = background). With ``camera_params``: ``"<camera>/intrinsics"`` (3,3)
-    float32 (the principal point within the range every renderer may give) and ``"<camera>/extrinsics"`` (4,4)
-    float32 (rotation entries in [-1, 1], translation unbounded, last row 0 0 0 1).
+    rgb (H,W,3) uint8; depth (H,W,1) float32 metres in [near, far] (from 0 for a noise model whose pixels may
+    read invalid as 0; a :class:`NanBox` when they read NaN); depth_stereo likewise, holes invalid; label (H,W,1)
+    int32 body ids (-1 = background); points (H,W,4) float32 world xyz (unbounded) and w in {0, 1}; normal (H,W,3)
+    float32 in [-1, 1]; link and class (H,W,1) int32 (-1 = background). With ``camera_params``:
+    ``"<camera>/intrinsics"`` (3,3) float32 (the principal point within the range every renderer may give) and
+    ``"<camera>/extrinsics"`` (4,4) float32 (rotation entries in [-1, 1], translation unbounded, last row 0 0 0 1).
     """
     out: dict[str, spaces.Box] = {}
     for cam in cameras:
@@ -121,8 +159,8 @@ def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dic
         for mod in cam.modalities:
             if mod == "rgb":
                 space = spaces.Box(0, 255, (*hw, 3), np.uint8)
-            elif mod == "depth":
-                space = spaces.Box(np.float32(cam.near), np.float32(cam.far), (*hw, 1), np.float32)
+            elif mod in ("depth", "depth_stereo"):
+                space = depth_space(cam, hw, stereo=mod == "depth_stereo")
             elif mod == "points":
                 low = np.full((*hw, 4), -np.inf, np.float32)
                 high = np.full((*hw, 4), np.inf, np.float32)
@@ -162,6 +200,13 @@ class CameraRig:
       :attr:`link_names` maps ids to ``"body/link"``. -1 is background.
     - ``class``: the ``classes`` map's id of each pixel's link (0 unclassified, -1 background).
 
+    Through each camera's lens (:meth:`Camera.lens`): a camera with ``intrinsics`` is drawn with an off-axis
+    frustum that gives it exactly that K on every renderer; a camera with ``distortion`` is drawn as a wider pinhole
+    image and remapped (:class:`~pixelrig.cameras.lens.Remap`: RGB bilinear, labels, links and drawn normals
+    nearest, depth along the optical axis of the point each distorted pixel sees, points on each pixel's distorted
+    ray). ``depth_stereo`` draws a second, right view and matches the pair (:mod:`pixelrig.cameras.stereo`).
+    Noise, period and latency are not the rig's: :class:`~pixelrig.PixelObs` applies them to what the rig draws.
+
     Args:
         cameras: Cameras or camera dicts (``Camera.from_dict`` format); names must be unique.
         classes: glob pattern -> class id for the ``class`` modality (see :func:`match_classes`).
@@ -177,7 +222,8 @@ class CameraRig:
         self.cameras: tuple[Camera, ...] = as_cameras(cameras)
         self.classes: dict[str, int] = check_classes(classes)
         self.camera_params = bool(camera_params)
-        self._projections = [cam.projection_matrix() for cam in self.cameras]
+        self._lenses: list[LensPlan] = []
+        self._drawn: list[int] = list(range(len(self.cameras)))
         self._fixed_views = [fixed_view(cam) if cam.mount is None else None for cam in self.cameras]
         self._mounts: list[Mount | None] = [None] * len(self.cameras)
         self._jitters: list[Pose | None] = [None] * len(self.cameras)
@@ -243,8 +289,8 @@ class CameraRig:
             if not self._bound_before:
                 raise ValueError(message)
             warnings.warn(message, stacklevel=2)
-        needs_k = self.camera_params or any(m in ("points", "normal") for c in self.cameras for m in c.modalities)
-        self._intrinsics = [cam.opencv_intrinsics(backend.name) if needs_k else np.eye(3) for cam in self.cameras]
+        self._lenses = [cam.lens(backend.name) for cam in self.cameras]
+        self._intrinsics = [lens.k for lens in self._lenses]
         self._jitters = [jitter(cam.name) if jitter is not None else None for cam in self.cameras]
         self._mounts, self.label_names, self._backend = mounts, labels, backend
         self.link_names = link_names
@@ -252,6 +298,7 @@ class CameraRig:
         self._first_link = first
         self._link_class = np.asarray(class_ids, np.int32)
         self._views = None
+        self._drawn = list(range(len(self.cameras)))
         self._rays = [None] * len(self.cameras)
         self._bound_before = True
 
@@ -279,91 +326,226 @@ class CameraRig:
         """Every camera's world -> camera transform now, OpenCV axes, float64 (4, 4)."""
         return [view_to_extrinsics(view) for view in self.views()]
 
-    def requests(self) -> list[CameraRequest]:
+    def rays(self, i: int) -> np.ndarray:
+        """(2, H, W) float64 normalised image coordinates (``x / z``, ``y / z``, OpenCV axes) of the ray each pixel
+        of camera ``i``'s images sees on the bound renderer (distortion undone)."""
+        if not self._lenses:
+            raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
+        return self._lenses[i].rays
+
+    def requests(self, cameras: Iterable[int] | None = None) -> list[CameraRequest]:
         """What to draw now: a :class:`~pixelrig.render.backends.CameraRequest` per camera, in rig order (the
         segmentation pass only for cameras that return label, link or class images, and for normal cameras on
-        backends that do not draw normals; normals asked for where the camera returns them). :meth:`render` draws
-        them; a batched vector env draws many rigs' requests at once (:func:`pixelrig.render.backends.submit`) and
-        hands each rig its frames back through :meth:`decode`. The views are remembered for :meth:`decode` (points
-        and extrinsics are those of the pose drawn)."""
+        backends that do not draw normals; normals asked for where the camera returns them), followed by its right
+        view for a ``depth_stereo`` camera. A distorted camera's request is its wider pinhole image. :meth:`render`
+        draws them; a batched vector env draws many rigs' requests at once (:func:`pixelrig.render.backends.submit`)
+        and hands each rig its frames back through :meth:`decode`. The views, and which cameras were asked for, are
+        remembered for :meth:`decode` (points and extrinsics are those of the pose drawn).
+
+        Args:
+            cameras: indices of the cameras to draw (in rig order); None draws every camera.
+        """
         if self._backend is None:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
+        drawn = list(range(len(self.cameras))) if cameras is None else sorted(set(cameras))
         views = self.views()
         self._views = views
+        self._drawn = drawn
         # normals estimated from depth (backends that do not draw them) use the segmentation to keep each pixel's
         # tangents on its own body and link
         estimated = not self._backend.draws_normals
-        return [CameraRequest(cam.width, cam.height, tuple(view), tuple(proj),
-                              cam.segmentation or ("normal" in cam.modalities and estimated),
-                              "normal" in cam.modalities)
-                for cam, view, proj in zip(self.cameras, views, self._projections, strict=True)]
+        out = []
+        for i in drawn:
+            cam, view, lens = self.cameras[i], views[i], self._lenses[i]
+            width, height = lens.draw_size
+            out.append(CameraRequest(width, height, tuple(view), tuple(lens.projection),
+                                     cam.segmentation or ("normal" in cam.modalities and estimated),
+                                     "normal" in cam.modalities))
+            if "depth_stereo" in cam.modalities:
+                out.append(CameraRequest(width, height, right_view(view, cam.stereo_baseline),
+                                         tuple(lens.projection), False, False))
+        return out
 
     def decode(self, frames: list[Frame], views: list[tuple[float, ...]] | None = None) -> dict[str, np.ndarray]:
-        """The rig's observation from one raw frame per camera (as :meth:`requests` asked for them).
+        """The images of the cameras the last :meth:`requests` asked for (every camera when it has not been called
+        since :meth:`bind`), from the frames drawn for those requests.
 
         Args:
-            frames: one frame per camera, in rig order.
-            views: the view matrices the frames were drawn with; defaults to those of the last :meth:`requests`.
-                Only points, normals and extrinsics use them.
+            frames: the drawn frames, one per request, in order.
+            views: every camera's view matrix the frames were drawn with; defaults to those of the last
+                :meth:`requests`. Points, normals, extrinsics and stereo use them.
 
         Raises:
             RuntimeError: points, normals or extrinsics are asked for, but no views were given and
                 :meth:`requests` has not been called since the rig was bound.
+            ValueError: not one frame per request.
         """
         out: dict[str, np.ndarray] = {}
         views = views if views is not None else self._views
-        for i, (cam, frame) in enumerate(zip(self.cameras, frames, strict=True)):
+        expected = sum(1 + ("depth_stereo" in self.cameras[i].modalities) for i in self._drawn)
+        if len(frames) != expected:
+            raise ValueError(f"CameraRig.decode got {len(frames)} frames for {expected} requests (cameras "
+                             f"{[self.cameras[i].name for i in self._drawn]})")
+        queue = iter(frames)
+        for i in self._drawn:
+            cam = self.cameras[i]
+            frame = next(queue)
+            right = next(queue) if "depth_stereo" in cam.modalities else None
             name = cam.name
-            link = None
             extrinsics = None
             if self.camera_params or "points" in cam.modalities or "normal" in cam.modalities:
                 if views is None:
                     raise RuntimeError("CameraRig.decode needs the views the frames were drawn with: pass views= or "
                                        "call requests() first")
                 extrinsics = view_to_extrinsics(views[i])
-            points = None
-            for mod in cam.modalities:
-                if mod == "rgb":
-                    out[f"{name}/rgb"] = rgba_to_rgb(frame.rgba)
-                elif mod == "depth":
-                    out[f"{name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
-                elif mod == "label":
-                    out[f"{name}/label"] = segmentation_to_label(frame.seg)
-                elif mod == "points" or (mod == "normal" and frame.normal is None):
-                    if points is None:
-                        metres = zbuffer_to_metres(frame.zbuffer, cam.near, cam.far)
-                        centre = camera_centre(extrinsics)  # type: ignore[arg-type]
-                        points = rays_to_points(metres, self._world_rays(i, views[i], extrinsics), centre,
-                                                frame.zbuffer < 1.0)
-                    if mod == "points":
-                        out[f"{name}/points"] = points
-                    else:  # estimated from depth on renderers without a normal pass
-                        out[f"{name}/normal"] = normals_from_points(points, metres, centre, frame.seg)
-                elif mod == "normal":  # drawn from the geometry by the backend
-                    out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)
-                else:  # link, class
-                    if link is None:
-                        link = segmentation_to_link(frame.seg, self._first_link)
-                    out[f"{name}/{mod}"] = link if mod == "link" else link_to_class(link, self._link_class)
+            if self._lenses[i].remap is None:
+                self._decode_pinhole(i, cam, frame, views, extrinsics, out)
+            else:
+                self._decode_distorted(i, cam, frame, views, extrinsics, out)
+            if right is not None:
+                out[f"{name}/depth_stereo"] = self._stereo(i, cam, frame, right)
             if self.camera_params:
                 out[f"{name}/intrinsics"] = self._intrinsics[i].astype(np.float32)
                 e = extrinsics.astype(np.float32)  # type: ignore[union-attr]
                 np.clip(e[:3, :3], -1.0, 1.0, out=e[:3, :3])  # a rotation's entries; float rounding may pass 1
                 out[f"{name}/extrinsics"] = e
-        return out
+        return {key: out[key] for i in self._drawn for key in self.keys_of(i) if key in out}
 
-    def _world_rays(self, i: int, view: tuple[float, ...], extrinsics: np.ndarray) -> np.ndarray:
-        """Camera ``i``'s world rays for ``view``, kept while the view does not change (world-fixed cameras)."""
+    def keys_of(self, i: int) -> list[str]:
+        """The keys of camera ``i``'s images in :meth:`decode`'s output, in order (its modalities, then its
+        intrinsics and extrinsics with ``camera_params``)."""
+        cam = self.cameras[i]
+        extra = [f"{cam.name}/intrinsics", f"{cam.name}/extrinsics"] if self.camera_params else []
+        return [*cam.keys, *extra]
+
+    def _decode_pinhole(self, i: int, cam: Camera, frame: Frame, views: list[tuple[float, ...]] | None,
+                        extrinsics: np.ndarray | None, out: dict[str, np.ndarray]) -> None:
+        """Camera ``i``'s images from a frame drawn at the camera's own size (no distortion)."""
+        name = cam.name
+        link = None
+        points = None
+        for mod in cam.modalities:
+            if mod == "depth_stereo":
+                continue
+            if mod == "rgb":
+                out[f"{name}/rgb"] = rgba_to_rgb(frame.rgba)
+            elif mod == "depth":
+                out[f"{name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
+            elif mod == "label":
+                out[f"{name}/label"] = segmentation_to_label(frame.seg)
+            elif mod == "points" or (mod == "normal" and frame.normal is None):
+                if points is None:
+                    metres = zbuffer_to_metres(frame.zbuffer, cam.near, cam.far)
+                    centre = camera_centre(extrinsics)  # type: ignore[arg-type]
+                    points = rays_to_points(metres, self._world_rays(i, views[i], extrinsics),  # type: ignore[index]
+                                            centre, frame.zbuffer < 1.0)
+                if mod == "points":
+                    out[f"{name}/points"] = points
+                else:  # estimated from depth on renderers without a normal pass
+                    out[f"{name}/normal"] = normals_from_points(points, metres, centre, frame.seg)
+            elif mod == "normal":  # drawn from the geometry by the backend
+                out[f"{name}/normal"] = np.clip(frame.normal, -1.0, 1.0)
+            else:  # link, class
+                if link is None:
+                    link = segmentation_to_link(frame.seg, self._first_link)
+                out[f"{name}/{mod}"] = link if mod == "link" else link_to_class(link, self._link_class)
+
+    def _decode_distorted(self, i: int, cam: Camera, frame: Frame, views: list[tuple[float, ...]] | None,
+                          extrinsics: np.ndarray | None, out: dict[str, np.ndarray]) -> None:
+        """Camera ``i``'s images from its wider pinhole frame, through the lens's remap."""
+        name = cam.name
+        remap = self._lenses[i].remap
+        assert remap is not None  # noqa: S101 - the caller checked
+        metres = hit = seg = link = points = centre = None
+        for mod in cam.modalities:
+            if mod == "depth_stereo":
+                continue
+            if mod == "rgb":
+                out[f"{name}/rgb"] = remap.rgb(rgba_to_rgb(frame.rgba))
+                continue
+            if mod in ("depth", "points") or (mod == "normal" and frame.normal is None):
+                if metres is None:
+                    metres, hit, smooth = remap.depth(zbuffer_to_metres(frame.zbuffer, cam.near, cam.far),
+                                                      frame.zbuffer < 1.0, frame.seg)
+            if mod in ("label", "link", "class") or (mod == "normal" and frame.normal is None):
+                if seg is None:
+                    seg = remap.pick(frame.seg)
+            if mod == "depth":
+                depth = np.clip(metres, cam.near, below_far(cam.far)).astype(np.float32)  # type: ignore[arg-type]
+                depth[~hit] = cam.far  # type: ignore[index]
+                out[f"{name}/depth"] = depth[..., None]
+            elif mod == "label":
+                out[f"{name}/label"] = segmentation_to_label(seg)  # type: ignore[arg-type]
+            elif mod == "points" or (mod == "normal" and frame.normal is None):
+                if points is None:
+                    centre = camera_centre(extrinsics)  # type: ignore[arg-type]
+                    own, nearest = self._world_rays(i, views[i], extrinsics)  # type: ignore[index,misc]
+                    rays = np.where(smooth[None], own, nearest)  # type: ignore[index]
+                    points = rays_to_points(metres, rays, centre, hit)  # type: ignore[arg-type]
+                if mod == "points":
+                    out[f"{name}/points"] = points
+                else:
+                    out[f"{name}/normal"] = normals_from_points(points, metres, centre, seg)  # type: ignore[arg-type]
+            elif mod == "normal":
+                out[f"{name}/normal"] = np.clip(remap.pick(frame.normal), -1.0, 1.0)
+            else:  # link, class
+                if link is None:
+                    link = segmentation_to_link(seg, self._first_link)  # type: ignore[arg-type]
+                out[f"{name}/{mod}"] = link if mod == "link" else link_to_class(link, self._link_class)
+
+    def _stereo(self, i: int, cam: Camera, left: Frame, right: Frame) -> np.ndarray:
+        """Camera ``i``'s ``depth_stereo`` image from its left (own) and right frames: the projector's dots added to
+        both views' grey images, matched with SGBM in the drawn (pinhole) grid, then remapped like depth for a
+        distorted camera. Holes read the noise model's ``invalid`` (0 without one)."""
+        lens = self._lenses[i]
+        k = lens.k if lens.remap is None else lens.remap.source_k
+        fx = float(k[0, 0])
+        width, height = lens.draw_size
+        grid = lens.rays if lens.remap is None else pinhole_rays(k, width, height)
+        baseline = cam.stereo_baseline
+        pitch = DOT_PITCH_PX / fx
+        images = []
+        for frame, offset in ((left, 0.5 * baseline), (right, -0.5 * baseline)):
+            metres = zbuffer_to_metres(frame.zbuffer, cam.near, cam.far)
+            hit = frame.zbuffer < 1.0
+            images.append(infrared(frame.rgba, dot_pattern(grid, metres, hit, offset, pitch)))
+        z, valid = sgbm_depth(images[0], images[1], fx, baseline,
+                              disparities(fx, baseline, cam.stereo_min_depth, width), cam.near, cam.far)
+        if lens.remap is not None:
+            z, valid, _ = lens.remap.depth(z, valid)
+        out = np.clip(z, cam.near, below_far(cam.far)).astype(np.float32)
+        out[~valid] = cam.noise.invalid if cam.noise is not None else 0.0
+        return out[..., None]
+
+    def _world_rays(self, i: int, view: tuple[float, ...], extrinsics: np.ndarray) -> Any:
+        """Camera ``i``'s world rays for ``view``, kept while the view does not change (world-fixed cameras); for a
+        distorted camera, its pixels' own rays and their nearest source pixels' (see
+        :meth:`~pixelrig.cameras.lens.Remap.depth`)."""
         cached = self._rays[i]
         if cached is not None and cached[0] == view:
             return cached[1]
         cam = self.cameras[i]
-        rays = world_rays(self._intrinsics[i], extrinsics, cam.width, cam.height)
+        if self._lenses[i].remap is None:
+            rays = world_rays(self._intrinsics[i], extrinsics, cam.width, cam.height)
+        else:
+            remap = self._lenses[i].remap
+            rays = (normalised_world_rays(self._lenses[i].rays, extrinsics),
+                    normalised_world_rays(remap.nearest_rays, extrinsics))  # type: ignore[union-attr]
         self._rays[i] = (tuple(view), rays)
         return rays
 
-    def render(self) -> dict[str, np.ndarray]:
-        """Render every camera once: ``{"<camera>/<modality>": array}`` with fresh (unshared) arrays. One
-        ``getCameraImage`` call per camera on pybullet's renderers; one pass for all of them on gl."""
-        requests = self.requests()  # raises a clear error when the rig is not bound yet
+    def render(self, cameras: Iterable[int] | None = None) -> dict[str, np.ndarray]:
+        """Render every camera (or those at the indices ``cameras``) once: ``{"<camera>/<modality>": array}`` with
+        fresh (unshared) arrays. One ``getCameraImage`` call per camera on pybullet's renderers (two for a stereo
+        camera); one pass for all of them on gl."""
+        requests = self.requests(cameras)  # raises a clear error when the rig is not bound yet
         return self.decode(self._backend.render(requests))  # type: ignore[union-attr]
+
+
+def right_view(view: tuple[float, ...], baseline: float) -> tuple[float, ...]:
+    """The view matrix of a camera ``baseline`` metres along the +x (image right) of the camera of ``view``, same
+    orientation (a rectified stereo pair's right imager)."""
+    m = np.array(view, dtype=np.float64).reshape(4, 4).T  # column-major -> row-major world->camera (GL axes)
+    m[0, 3] -= baseline  # GL eye x is image right: the right camera sees every point baseline further left
+    return tuple(m.T.ravel().tolist())
+

@@ -45,16 +45,18 @@ def depth_to_mm(depth: np.ndarray, far: float) -> np.ndarray:
     """Metric depth to stored millimetres.
 
     Args:
-        depth: (H, W, 1) float32 metres along the optical axis, background = ``far`` (PixelObs' depth).
+        depth: (H, W, 1) float32 metres along the optical axis, background = ``far`` (PixelObs' depth; a noisy
+            camera's invalid pixels read 0 or NaN).
         far: the camera's far plane (m).
 
     Returns:
         (H, W, 1) uint16 millimetres: round(depth × 1000) clipped to [1, 65535]; 0 where depth >= far
-        (background). See :data:`DEPTH_CONVENTION`.
+        (background) and where the camera has no reading (0 or NaN). See :data:`DEPTH_CONVENTION`.
     """
     d = np.asarray(depth, dtype=np.float64)
-    mm = np.clip(np.rint(d * 1000.0), 1, 65535).astype(np.uint16)
-    mm[d >= far] = 0
+    none = ~(d > 0.0) | (d >= far)  # NaN compares false: no reading
+    mm = np.clip(np.rint(np.where(none, 0.0, d) * 1000.0), 1, 65535).astype(np.uint16)
+    mm[none] = 0
     return mm
 
 

@@ -18,8 +18,8 @@ DEPTH_UNIT_M = 0.001
 
 DEPTH_CONVENTION = (
     "uint16 millimetres along the optical axis, rounded to the nearest millimetre (error <= 0.5 mm); 0 = no "
-    "surface (background: the camera's far plane or beyond); surfaces nearer than 1 mm read 1, and depths beyond "
-    "65.535 m read 65535 (saturated)"
+    "surface (background: the camera's far plane or beyond) or no reading (a noisy camera's invalid pixel); surfaces "
+    "nearer than 1 mm read 1, and depths beyond 65.535 m read 65535 (saturated)"
 )
 
 SNAPSHOT_CONVENTION = (

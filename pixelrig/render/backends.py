@@ -19,6 +19,8 @@ from typing import ClassVar
 import numpy as np
 import pybullet as p
 
+from pixelrig.render.convert import background_to_one, tiny_background_zbuffer
+
 
 @dataclass(frozen=True)
 class CameraRequest:
@@ -47,7 +49,8 @@ class Frame:
 
     Attributes:
         rgba: (H, W, 4) uint8.
-        zbuffer: (H, W) float32 OpenGL z-buffer in [0, 1], 1.0 = background.
+        zbuffer: (H, W) float32 OpenGL z-buffer in [0, 1]: exactly 1.0 where nothing was drawn (the background),
+            below 1.0 on every surface; each backend keeps to it (TinyRenderer's own background is not exactly 1).
         seg: (H, W) int32 segmentation (``uid + ((link + 1) << 24)``, -1 = background), or None when the request
             asked for none (pybullet then returns a stale buffer, which is dropped).
         normal: (H, W, 3) float32 world unit normals of the drawn triangles, 0 at background, when the request
@@ -128,7 +131,7 @@ class RenderBackend(ABC):
             RuntimeError: the backend is closed.
         """
         self.check_open()
-        return self._draw(requests)
+        return self._draw(requests) if len(requests) else []
 
     @abstractmethod
     def _draw(self, requests: Sequence[CameraRequest]) -> list[Frame]:
@@ -176,6 +179,9 @@ def submit(jobs: Sequence[Job]) -> PendingFrames:
     groups: dict[type[RenderBackend], list[int]] = {}
     frames: list[list[Frame] | None] = [None] * len(jobs)
     for i, (backend, requests) in enumerate(jobs):
+        if not len(requests):  # nothing to draw (a rig whose cameras all hold their last picture): no frames
+            frames[i] = []
+            continue
         if type(backend).batches:
             groups.setdefault(type(backend), []).append(i)
         else:
@@ -230,8 +236,13 @@ class PybulletBackend(RenderBackend):
         for r in requests:
             flags = p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX if r.segmentation else p.ER_NO_SEGMENTATION_MASK
             _, _, rgba, zbuffer, seg = self._camera_image(r.width, r.height, r.view, r.projection, flags)
-            frames.append(Frame(rgba, zbuffer, seg if r.segmentation else None))
+            frames.append(Frame(rgba, self._background_to_one(zbuffer, r.projection), seg if r.segmentation else None))
         return frames
+
+    def _background_to_one(self, zbuffer: np.ndarray, projection: Sequence[float]) -> np.ndarray:
+        """The z-buffer with its background at exactly 1.0 (the Frame contract); pybullet's EGL plugin writes 1.0
+        (measured at near/far from 0.01/1 to 0.5/100), so this is the identity but on TinyRenderer."""
+        return zbuffer
 
     def _camera_image(self, width: int, height: int, view: Sequence[float], projection: Sequence[float],
                       flags: int) -> tuple:
@@ -244,3 +255,9 @@ class TinyBackend(PybulletBackend):
 
     name = "tiny"
     _renderer_flag = p.ER_TINY_RENDERER
+
+    def _background_to_one(self, zbuffer: np.ndarray, projection: Sequence[float]) -> np.ndarray:
+        """TinyRenderer's background is its cleared depth converted in float32: up to two steps off 1.0
+        (:func:`~pixelrig.render.convert.tiny_background_zbuffer`); written back as 1.0."""
+        z = np.asarray(zbuffer, dtype=np.float32)  # pybullet hands over a fresh, writable array
+        return background_to_one(z, float(tiny_background_zbuffer(projection)))

@@ -7,6 +7,7 @@ Precision-sensitive arithmetic is done in float64 and cast at the end.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import cv2
@@ -28,8 +29,9 @@ def zbuffer_to_depth(zbuffer: np.ndarray, near: float, far: float) -> np.ndarray
         far: far clipping plane in metres (> near).
 
     Returns:
-        (H, W, 1) float32 depth in metres, measured along the optical axis (not along the ray), clipped to
-        ``[near, far]``. Background pixels read exactly ``far``.
+        (H, W, 1) float32 depth in metres, measured along the optical axis (not along the ray). Background pixels
+        (z >= 1) read exactly ``far`` and surfaces read less (clipped to ``[near, below far]``, the float32 just
+        under ``far``), so ``depth < far`` tells surfaces from background exactly.
     """
     z = np.asarray(zbuffer)
     d = z.astype(np.float64)  # in place from here: this runs for every camera of every step
@@ -39,8 +41,62 @@ def zbuffer_to_depth(zbuffer: np.ndarray, near: float, far: float) -> np.ndarray
     np.minimum(d, far, out=d)
     np.maximum(d, near, out=d)
     depth = d.astype(np.float32)
+    np.minimum(depth, below_far(far), out=depth)  # a surface within float32 rounding of far stays a surface
     depth[z >= 1.0] = far  # exactly far, not far minus rounding
     return depth[..., None]
+
+
+def below_far(far: float) -> np.float32:
+    """The largest float32 below ``far`` (as float32): the deepest a surface reads, so that ``depth < far``
+    tells surfaces from background."""
+    return np.nextafter(np.float32(far), np.float32(0.0))
+
+
+def tiny_background_zbuffer(projection: Sequence[float]) -> np.float32:
+    """The z-buffer value pybullet's TinyRenderer writes where it draws nothing, for a projection matrix.
+
+    TinyRenderer clears its depth buffer to ``-far`` and converts every pixel to a z-buffer value in
+    ``copyCameraImageData`` as ``far (near + z) / (2 far near + far z - near z)`` with ``z = far``: 1 in exact
+    arithmetic, but evaluated in float32 (``near`` and ``far`` themselves read back from the float32 matrix as
+    ``P[14] / (P[10] -+ 1)``) it lands up to two float32 steps either side of 1 (0.99999988 .. 1.0000001), so that
+    ``z < 1`` would count background pixels as surfaces at ``far``. This repeats that arithmetic (float32
+    products, the ``2.`` literal's double sums) and matches the renderer bit for bit (checked on 305 near/far
+    pairs from 1 mm to 30 km).
+
+    Args:
+        projection: 16 floats, the column-major projection matrix the image was drawn with.
+
+    Returns:
+        The background's z-buffer value, float32.
+    """
+    f32 = np.float32
+    m = np.asarray(projection, dtype=np.float32)
+    near = f32(m[14] / (m[10] - f32(1.0)))
+    far = f32(m[14] / (m[10] + f32(1.0)))
+    z = far  # the cleared buffer holds -far; copyCameraImageData negates it
+    numerator = f32(far * f32(near + z))
+    denominator = 2.0 * np.float64(far) * np.float64(near) + np.float64(f32(far * z)) - np.float64(f32(near * z))
+    return f32(np.float64(numerator) / denominator)
+
+
+def background_to_one(zbuffer: np.ndarray, background: float) -> np.ndarray:
+    """A z-buffer with its background written as exactly 1.0 (the :class:`~pixelrig.render.backends.Frame`
+    contract), in place.
+
+    Args:
+        zbuffer: (H, W) float32 z-buffer of a renderer whose cleared value is ``background`` (not exactly 1).
+        background: the renderer's cleared value (e.g. :func:`tiny_background_zbuffer`).
+
+    Returns:
+        ``zbuffer``: pixels at or beyond ``background`` set to 1.0, surfaces at or beyond 1.0 (within rounding
+        of the far plane, but nearer than the background) set to the float32 just below 1.
+    """
+    z = zbuffer
+    behind = z >= np.float32(background)
+    if background > 1.0:
+        z[(z >= 1.0) & ~behind] = np.nextafter(np.float32(1.0), np.float32(0.0))
+    z[behind] = 1.0
+    return z
 
 
 def zbuffer_to_metres(zbuffer: np.ndarray, near: float, far: float) -> np.ndarray:
@@ -152,6 +208,22 @@ def world_rays(intrinsics: np.ndarray, extrinsics: np.ndarray, width: int, heigh
         np.add.outer((ys * rt[axis, 1]).astype(np.float32), (xs * rt[axis, 0] + rt[axis, 2]).astype(np.float32),
                      out=out[axis])
     return out
+
+
+def normalised_world_rays(rays: np.ndarray, extrinsics: np.ndarray) -> np.ndarray:
+    """World direction of every pixel's ray, scaled to unit depth along the optical axis, from each pixel's
+    normalised image coordinates (for images whose rays are not a pinhole grid: a distorted lens).
+
+    Args:
+        rays: (2, H, W) normalised coordinates ``x / z`` and ``y / z`` of each pixel's ray (OpenCV camera axes).
+        extrinsics: (4, 4) world -> camera transform in OpenCV axes (+x right, +y down, +z forward).
+
+    Returns:
+        (3, H, W) float32 planes x, y, z: ``R^T (x, y, 1)`` (computed in float64).
+    """
+    rt = np.asarray(extrinsics, dtype=np.float64)[:3, :3].T
+    x, y = np.asarray(rays[0], dtype=np.float64), np.asarray(rays[1], dtype=np.float64)
+    return np.stack([rt[a, 0] * x + rt[a, 1] * y + rt[a, 2] for a in range(3)]).astype(np.float32)
 
 
 def camera_centre(extrinsics: np.ndarray) -> np.ndarray:

@@ -11,9 +11,10 @@ import numpy as np
 from gymnasium import spaces
 
 from pixelrig.cameras.rig import CameraLike, as_cameras
+from pixelrig.cameras.sensors import SensorTimeline
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import bullet_client_of
-from pixelrig.render.backends import RenderBackend
+from pixelrig.render.backends import CameraRequest, RenderBackend
 from pixelrig.wrappers.binding import BoundRig
 
 
@@ -27,6 +28,13 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     ``"state"`` (the wrapped env's own observation) unless ``pixels_only``. See
     :class:`~pixelrig.cameras.CameraRig` for how points, normals and link ids are made. The space is built from
     the camera specs alone; rendering never changes the simulation.
+
+    Cameras are sensors (:class:`~pixelrig.cameras.sensors.SensorTimeline`): one with ``period=k`` takes a picture
+    at each reset and every k-th step and repeats it in between (only the cameras due are drawn), one with
+    ``latency=d`` shows the picture of d steps ago (the reset's until then), and one with ``noise=`` shows noisy
+    RGB and depth, drawn when the picture is taken from a generator of this wrapper's own: re-seeded by
+    ``reset(seed=...)`` (from that seed, a stream apart from the env's), never the env's ``np_random``. The clock,
+    the held pictures and the generator's state are part of :func:`pixelrig.snapshot`.
 
     Args:
         env: an env whose ``unwrapped`` exposes ``client`` (a pybullet client id), e.g. any pixelrig env.
@@ -74,6 +82,8 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         _check_class_cameras(cams, classes)
         self.bound = BoundRig(env, cams, renderer, classes=classes, camera_params=camera_params)
         self.rig = self.bound.rig
+        self.sensors = SensorTimeline(self.rig)
+        """The cameras' period, latency and noise (and the noise generator)."""
         gym.utils.RecordConstructorArgs.__init__(
             self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer,
             classes=dict(self.rig.classes) or None, camera_params=camera_params,
@@ -106,7 +116,7 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         return self.observation(obs), info
 
     def observation(self, observation: Any) -> dict[str, np.ndarray]:
-        return self.observation_from(self.bound.render(), observation)
+        return self.observation_from(self.bound.render(self.sensors.due()), observation)
 
     # Rendering deferred: a batched vector env steps the wrapped envs, draws every rig's requests in one pass, and
     # builds each observation with observation_from; reset() and step() are these pieces in order.
@@ -119,34 +129,54 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         Returns:
             The wrapped env's own observation and info (``reset()`` is this, then :meth:`observation`).
         """
+        if seed is not None:
+            self.sensors.seed(seed)
+        self.sensors.start_episode()
         obs, info = self.env.reset(seed=seed, options=options)
         self.bound.bind(resetting=True)
         return obs, info
 
-    def rig_requests(self) -> list[tuple[int, int, tuple[float, ...], tuple[float, ...], bool]]:
-        """What :meth:`render_rig` would draw now (re-binding first if the scene was rebuilt), as
+    def rig_requests(self) -> list[CameraRequest]:
+        """What the next observation draws now (re-binding first if the scene was rebuilt): the requests of the
+        cameras due (:meth:`~pixelrig.cameras.sensors.SensorTimeline.due`), as
         :meth:`~pixelrig.cameras.CameraRig.requests`; ``rig.decode(frames)`` turns the drawn frames back into
-        images."""
+        images and :meth:`observation_from` into the observation."""
         self.bound.bind()
-        return self.rig.requests()
+        return self.rig.requests(self.sensors.due())
 
     def observation_from(self, frames: dict[str, np.ndarray], observation: Any) -> dict[str, np.ndarray]:
-        """This wrapper's observation from the rig's images (as :meth:`render_rig` returns them) and the wrapped
-        env's own observation."""
+        """This wrapper's observation from the rig's images just drawn (at least the cameras due, as
+        ``rig.decode`` after :meth:`rig_requests` gives them) and the wrapped env's own observation; advances the
+        cameras' clock."""
+        if self.sensors.active:
+            frames = self.sensors.observe(frames)
         if not self.pixels_only:
             frames["state"] = observation
         return {key: frames[key] for key in self.observation_space.spaces}
 
     def render_rig(self) -> dict[str, np.ndarray]:
-        """Render the rig now, outside ``step()`` (for windows, recorders and debugging)."""
+        """Render every camera of the rig now, outside ``step()`` (for windows, recorders and debugging): exact
+        images through each camera's lens and stereo, without its noise, period or latency (which belong to the
+        observations; nothing here touches their clock or generator)."""
         return self.bound.render()
 
     def snapshot_state(self) -> dict[str, Any]:
-        """PixelObs holds no simulation state (its rig re-binds when the scene is rebuilt)."""
-        return {}
+        """The cameras' clock, held pictures and noise generator (:meth:`SensorTimeline.state
+        <pixelrig.cameras.sensors.SensorTimeline.state>`) when a camera has a period, a latency or noise; else
+        nothing (the rig re-binds when the scene is rebuilt)."""
+        return self.sensors.state() if self.sensors.active else {}
 
     def restore_snapshot_state(self, state: dict[str, Any]) -> None:
-        """Nothing to restore (see :meth:`snapshot_state`)."""
+        """Put the cameras' clock, held pictures and noise generator back (an empty state: the next observation
+        is a reset's).
+
+        Raises:
+            ValueError: the state holds pictures of other cameras.
+        """
+        if state:
+            self.sensors.set_state(state)
+        else:
+            self.sensors.start_episode()
 
     def close(self) -> None:
         self.bound.close()
