@@ -181,7 +181,8 @@ BAD = [
     (("kuka_iiwa",), {}, ValueError, "robot file 'kuka_iiwa' is a directory"),
     (("kuka_iiwa/meshes/link_0.stl",), {}, ValueError, "has extension '.stl'; pixelrig loads .urdf, .sdf"),
     (("kuka_iiwa/model.urdf",), {"control": "effort"}, ValueError,
-     "control must be one of ('torque', 'position', 'velocity'): got 'effort'"),
+     "control must be one of ('torque', 'position', 'velocity', 'ee_delta_pos', 'ee_delta_pose', 'ee_pose'): "
+     "got 'effort'"),
     (("kuka_iiwa/kuka_with_gripper2.sdf",), {}, ValueError,
      "torque control needs effort limits, but joints ['gripper_to_arm', 'left_base_tip_joint', "
      "'right_base_tip_joint'] of "),

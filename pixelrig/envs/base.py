@@ -295,6 +295,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         self.reset_task(options)
         if self.randomize is not None:
             apply_body_poses(self.randomization_values, self.client)  # again: they win over the task's placement
+        self.start_episode()
         self._episode_started = True
         self.elapsed_steps = 0
         obs, info = self.observe(), self.reset_info()
@@ -393,6 +394,11 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
     @abstractmethod
     def reset_task(self, options: dict[str, Any]) -> None:
         """Set the episode's initial state (joint states, object poses, targets) from ``self.np_random``."""
+
+    def start_episode(self) -> None:
+        """Called by ``reset()`` once the episode's world is final (after :meth:`reset_task` and the randomised body
+        poses), before the first observation: latch what depends on where everything ended up (a controller's
+        end-effector target). Default: nothing."""
 
     @abstractmethod
     def apply_action(self, action: Any) -> None:

@@ -1,5 +1,6 @@
 """Franka Panda table-top tasks: ``pixelrig/PandaPush-v0`` (push a cube onto a target) and
-``pixelrig/PandaReach-v0`` (bring the gripper to a point), both with Cartesian end-effector control."""
+``pixelrig/PandaReach-v0`` (bring the gripper to a point), both with Cartesian end-effector control (pybullet's
+inverse kinematics by default, pixelrig's task-space controllers and a gripper on request)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,17 @@ from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.control import (
+    EE_CONTROLS,
+    GRIPPER_PRESETS,
+    ControllerSettings,
+    TaskSpaceController,
+    arm_chain,
+    couple_gripper,
+    gripper_positions,
+)
 from pixelrig.envs.lod import DEFAULT_BUDGET
+from pixelrig.envs.terms import GripperLinks, gripper_opening
 
 DEFAULT_DETAIL = "simplified"
 """visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
@@ -23,10 +34,19 @@ TABLE_TOP = 0.625
 
 ARM_JOINTS = (0, 1, 2, 3, 4, 5, 6)
 FINGER_JOINTS = (9, 10)
+FINGER_RANGE = (0.0, 0.04)  # each finger's travel (m): closed .. open
+FINGER_BOUNDS = (np.array(FINGER_RANGE[:1]), np.array(FINGER_RANGE[1:]))  # as gripper_positions takes them
+FINGERS = GripperLinks(FINGER_JOINTS, frozenset(FINGER_JOINTS))
 EE_LINK = 11  # panda_grasptarget: between the finger tips
 NEUTRAL = (0.0, 0.41, 0.0, -1.85, 0.0, 2.26, 0.79)
 ARM_FORCES = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
+FINGER_FORCE = 20.0
+"""Force limit (N) of each finger closed without a gripper (the file's effort limit)."""
+GRIPPER_FORCE = 20.0
+"""Force limit (N) of each finger with ``gripper="panda"``."""
 DOWN = p.getQuaternionFromEuler((np.pi, 0.0, 0.0))  # gripper pointing at the table
+PANDA_CONTROLS = ("pybullet_ik", *EE_CONTROLS)
+"""The Panda tasks' control modes: the v0 behaviour (default) and the task-space controllers."""
 
 
 class PandaEnv(BulletEnv):
@@ -37,23 +57,76 @@ class PandaEnv(BulletEnv):
     - Time: time step 1/240 s, 10 physics steps per ``step()`` (dt ≈ 0.042 s).
     - Cameras see the Panda at ``visual_detail="simplified"`` by default (its visual meshes decimated to
       ``visual_budget`` = 100 triangles each); physics is the same at every detail.
-    - Action: ``Box(-1, 1, (3,))``, a displacement of the gripper centre in metres × ``max_step`` (0.05 m).
-      The target is clipped to the workspace, turned into joint targets by pybullet's inverse kinematics
-      (gripper pointing down) and tracked by its position controller; the fingers stay closed.
+    - Action (``control="pybullet_ik"``, the default): ``Box(-1, 1, (3,))``, a displacement of the gripper centre
+      from where it is, in metres × ``max_step`` (0.05 m). The target is clipped to the workspace, turned into joint
+      targets by pybullet's inverse kinematics (gripper pointing down) and tracked by its position controller.
+    - ``control="ee_delta_pos"`` / ``"ee_delta_pose"`` / ``"ee_pose"``: pixelrig's task-space controllers
+      (:mod:`pixelrig.envs.control`) on ``panda_grasptarget`` (the gripper centre): Δxyz × ``max_step``; Δxyz and
+      an axis-angle Δrotation × ``max_rot_step`` (0.1 rad), in the world's axes or, with ``ee_frame="ee"``, the
+      gripper's; or an absolute position in the workspace box and a quaternion xyzw. Deltas move the last target
+      (``ee_target``, task state), which starts at the gripper's pose. The null-space pull's rest pose is the
+      neutral pose. The Panda's joint velocity limits (2.2-2.6 rad/s) let the gripper move about 0.8 m/s, so full
+      deltas (1.2 m/s) are followed at about 70% of that.
+    - ``gripper="panda"`` adds one action dimension, last: the target opening in [-1, 1] (-1 closed, 1 open,
+      each finger 0-4 cm): the same position target for both fingers every step, ``GRIPPER_FORCE`` (20 N) each,
+      and a gear constraint that keeps them symmetric (:func:`pixelrig.envs.control.couple_gripper`); episodes
+      start open. Without it (the default) the fingers stay closed.
+    - The observation gains, at its end, the gripper's quaternion xyzw (4) with ``ee_delta_pose`` / ``ee_pose``
+      and the gap between the fingers (1, m) with ``gripper="panda"``; nothing without them.
     """
 
     metadata = {**BulletEnv.metadata, "render_fps": 24}
+    task_state = ("ee_target",)
 
     max_step = 0.05
+    max_rot_step = 0.1
     workspace_low = np.array([0.25, -0.35, TABLE_TOP + 0.02])
     workspace_high = np.array([0.85, 0.35, TABLE_TOP + 0.45])
 
-    def __init__(self, visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET,
-                 **common: Any) -> None:
+    def __init__(self, control: str = "pybullet_ik", gripper: str | None = None, ee_frame: str | None = None,
+                 visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET, **common: Any) -> None:
         """``common``: BulletEnv's options (render_mode, renderer, gpu, randomize, ...)."""
+        if control not in PANDA_CONTROLS:
+            raise ValueError(f"control must be one of {PANDA_CONTROLS}: got {control!r}")
+        if gripper is not None and gripper != "panda":
+            raise ValueError(f"gripper must be None (fingers closed) or 'panda' (its two fingers, "
+                             f"{GRIPPER_PRESETS['panda']}): got {gripper!r}")
+        if ee_frame is not None and control not in ("ee_delta_pos", "ee_delta_pose"):
+            raise ValueError(f"ee_frame={ee_frame!r} applies to control='ee_delta_pos' or 'ee_delta_pose': got "
+                             f"control={control!r}")
+        self.control = control
+        self.has_gripper = gripper is not None
+        self.controller_settings = None if control == "pybullet_ik" else ControllerSettings(
+            control, frame=ee_frame or "world", max_delta_pos=self.max_step, max_delta_rot=self.max_rot_step,
+            workspace=(tuple(self.workspace_low), tuple(self.workspace_high)))
+        self.controller: TaskSpaceController | None = None
+        self.ee_target: np.ndarray | None = None
+        """The task-space target (position and quaternion xyzw of panda_grasptarget), or None with pybullet_ik."""
         super().__init__(time_step=1.0 / 240.0, frame_skip=10, visual_detail=visual_detail,
                          visual_budget=visual_budget, **common)
-        self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
+        if self.controller is None and not self.has_gripper:
+            self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
+        else:
+            low, high = (-np.ones(3), np.ones(3)) if self.controller is None else self.controller.action_bounds()
+            if self.has_gripper:
+                low, high = np.append(low, -1.0), np.append(high, 1.0)
+            self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+    @property
+    def extra_observation_size(self) -> int:
+        """Values the controller options add at the end of the observation (see the class docstring)."""
+        rotates = self.control in ("ee_delta_pose", "ee_pose")
+        return 4 * rotates + self.has_gripper
+
+    def extra_observation(self) -> list[np.ndarray]:
+        """The parts the controller options add at the end of the observation (none by default)."""
+        parts = []
+        if self.control in ("ee_delta_pose", "ee_pose"):
+            quat = p.getLinkState(self.panda, EE_LINK, computeForwardKinematics=True, physicsClientId=self.client)[5]
+            parts.append(np.array(quat))
+        if self.has_gripper:
+            parts.append(np.array([gripper_opening(self.client, self.panda, FINGERS)]))
+        return parts
 
     def build_world(self) -> None:
         c = self.client
@@ -66,28 +139,44 @@ class PandaEnv(BulletEnv):
             physicsClientId=c,
         ))
         self._joint_lower, self._joint_upper = [], []
+        limits = {}
         for j in range(p.getNumJoints(self.panda, physicsClientId=c)):
             info = p.getJointInfo(self.panda, j, physicsClientId=c)
             if info[2] != p.JOINT_FIXED:
                 self._joint_lower.append(info[8])
                 self._joint_upper.append(info[9])
+                limits[j] = (info[8], info[9], info[11])
+        if self.controller_settings is not None:
+            chain = arm_chain(c, self.panda, "panda_grasptarget", ARM_JOINTS, limits, type(self).__name__)
+            self.controller = TaskSpaceController(chain, self.controller_settings,
+                                                  (self.workspace_low, self.workspace_high), self.dt)
+        if self.has_gripper:
+            couple_gripper(c, self.panda, FINGER_JOINTS, FINGER_RANGE[:1] * 2, FINGER_RANGE[1:] * 2, GRIPPER_FORCE)
         self.build_task_objects()
 
     def build_task_objects(self) -> None:
         """Load the task's own bodies (after the robot)."""
 
     def reset_arm(self) -> None:
+        """The arm at its neutral pose, holding it; the fingers closed (open with a gripper)."""
+        finger = FINGER_RANGE[1] if self.has_gripper else FINGER_RANGE[0]
         for j, q in zip(ARM_JOINTS, NEUTRAL, strict=True):
             p.resetJointState(self.panda, j, q, 0.0, physicsClientId=self.client)
         for j in FINGER_JOINTS:
-            p.resetJointState(self.panda, j, 0.0, 0.0, physicsClientId=self.client)
-        self._hold(list(NEUTRAL))
+            p.resetJointState(self.panda, j, finger, 0.0, physicsClientId=self.client)
+        self._hold(list(NEUTRAL), finger)
 
-    def _hold(self, arm_targets: list[float]) -> None:
+    def start_episode(self) -> None:
+        if self.controller is not None:
+            self.ee_target = self.controller.pose_now(self.client)
+
+    def _hold(self, arm_targets: list[float], finger: float = FINGER_RANGE[0]) -> None:
+        """Position targets for the arm and for both fingers (``finger`` each, m)."""
         self.motor_command(self.panda, ARM_JOINTS, p.POSITION_CONTROL, targetPositions=arm_targets,
                            forces=ARM_FORCES)
-        self.motor_command(self.panda, FINGER_JOINTS, p.POSITION_CONTROL, targetPositions=[0.0, 0.0],
-                           forces=[20.0, 20.0])
+        force = GRIPPER_FORCE if self.has_gripper else FINGER_FORCE
+        self.motor_command(self.panda, FINGER_JOINTS, p.POSITION_CONTROL, targetPositions=[finger, finger],
+                           forces=[force, force])
 
     def ee_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Gripper centre position and linear velocity (world frame)."""
@@ -96,8 +185,20 @@ class PandaEnv(BulletEnv):
         return np.array(s[4], dtype=np.float64), np.array(s[6], dtype=np.float64)
 
     def apply_action(self, action: np.ndarray) -> None:
+        arm = action[:-1] if self.has_gripper else action
+        finger = float(gripper_positions(action[-1], *FINGER_BOUNDS)[0]) if self.has_gripper else FINGER_RANGE[0]
+        if self.controller is not None:
+            self.ee_target, q = self.controller.command(self.client, self.ee_target, arm, np.array(NEUTRAL))
+            self._hold(q.tolist(), finger)
+            return
         ee, _ = self.ee_state()
-        target = np.clip(ee + action * self.max_step, self.workspace_low, self.workspace_high)
+        target = np.clip(ee + arm * self.max_step, self.workspace_low, self.workspace_high)
+        self._hold(self.pybullet_ik(target), finger)
+
+    def pybullet_ik(self, target: np.ndarray) -> list[float]:
+        """The arm's joint targets that put the gripper centre at ``target`` pointing down: pybullet's
+        ``calculateInverseKinematics`` (50 iterations, joint limits, rest pose ``NEUTRAL``), as
+        ``control="pybullet_ik"`` uses it."""
         n = len(self._joint_lower)
         q = p.calculateInverseKinematics(
             self.panda, EE_LINK, target.tolist(), DOWN,
@@ -106,7 +207,7 @@ class PandaEnv(BulletEnv):
             restPoses=list(NEUTRAL) + [0.0] * (n - len(NEUTRAL)),
             maxNumIterations=50, physicsClientId=self.client,
         )
-        self._hold(list(q[: len(ARM_JOINTS)]))
+        return list(q[: len(ARM_JOINTS)])
 
     def render_camera(self) -> CameraSpec:
         return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "width": 320, "height": 240,
@@ -131,7 +232,8 @@ class PandaPushEnv(PandaEnv):
 
     - Observation (float32, 22): gripper position (3) and velocity (3), cube position (3), cube orientation as
       roll/pitch/yaw (3), cube linear (3) and angular (3) velocity, target position (3), and the cube's
-      distance to the target in the table plane (1).
+      distance to the target in the table plane (1); then what ``control=`` / ``gripper=`` add (see
+      :class:`PandaEnv`).
     - Reward: minus the cube's distance to the target in the table plane (m): dense, 0 is perfect.
     - Success (``info["is_success"]``): that distance < 0.05 m; the episode then terminates.
       Registered with a 100-step time limit.
@@ -145,7 +247,7 @@ class PandaPushEnv(PandaEnv):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (22,), np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (22 + self.extra_observation_size,), np.float32)
         self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
 
     def build_task_objects(self) -> None:
@@ -181,7 +283,8 @@ class PandaPushEnv(PandaEnv):
         pos, orn = p.getBasePositionAndOrientation(self.cube, physicsClientId=c)
         lin, ang = p.getBaseVelocity(self.cube, physicsClientId=c)
         rpy = p.getEulerFromQuaternion(orn)
-        obs = np.concatenate([ee, ee_vel, pos, rpy, lin, ang, self.target_pos, [self.cube_distance()]])
+        obs = np.concatenate([ee, ee_vel, pos, rpy, lin, ang, self.target_pos, [self.cube_distance()],
+                              *self.extra_observation()])
         return obs.astype(np.float32)
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
@@ -232,7 +335,8 @@ class PushExpert:
 class PandaReachEnv(PandaEnv):
     """Bring the gripper centre to a target point above the table.
 
-    - Observation (float32, 10): gripper position (3) and velocity (3), target position (3), distance (1).
+    - Observation (float32, 10): gripper position (3) and velocity (3), target position (3), distance (1); then
+      what ``control=`` / ``gripper=`` add (see :class:`PandaEnv`).
     - Reward: minus the gripper's distance to the target (m). Success (``info["is_success"]``): distance
       < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
     - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
@@ -245,7 +349,7 @@ class PandaReachEnv(PandaEnv):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (10,), np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (10 + self.extra_observation_size,), np.float32)
         self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
 
     def build_task_objects(self) -> None:
@@ -267,9 +371,8 @@ class PandaReachEnv(PandaEnv):
 
     def observe(self) -> np.ndarray:
         ee, ee_vel = self.ee_state()
-        return np.concatenate([ee, ee_vel, self.target_pos, [np.linalg.norm(ee - self.target_pos)]]).astype(
-            np.float32
-        )
+        return np.concatenate([ee, ee_vel, self.target_pos, [np.linalg.norm(ee - self.target_pos)],
+                               *self.extra_observation()]).astype(np.float32)
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
         d = self.distance()

@@ -1,5 +1,6 @@
 """``RobotEnv`` (``pixelrig/Robot-v0``): a gymnasium env straight from a URDF / SDF / MJCF file or a scene-building
-function, in torque, position (PD) or velocity control."""
+function, in torque, position (PD) or velocity control of the joints or task-space control of an arm's end effector,
+with an optional gripper."""
 
 from __future__ import annotations
 
@@ -16,12 +17,25 @@ from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.control import (
+    EE_CONTROLS,
+    GRIPPER_PRESETS,
+    ControllerSettings,
+    TaskSpaceController,
+    arm_chain,
+    chain_to,
+    couple_gripper,
+    gripper_positions,
+    reach_box,
+)
 from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.models import load_model, mjcf_motors, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
 from pixelrig.envs.terms import (
     BASE_OBSERVATION_TERMS,
     DEFAULT_TERMS,
+    GRIPPER_TERMS,
+    GripperLinks,
     bounds,
     check_names,
     layout,
@@ -31,7 +45,8 @@ from pixelrig.envs.terms import (
     split_term,
 )
 
-CONTROL_MODES = ("torque", "position", "velocity")
+JOINT_CONTROLS = ("torque", "position", "velocity")
+CONTROL_MODES = (*JOINT_CONTROLS, *EE_CONTROLS)
 Builder = Callable[[int], int]
 Limit = float | Mapping[str, float]
 RangeLimit = tuple[float, float] | Mapping[str, tuple[float, float]]
@@ -73,8 +88,14 @@ class RobotEnv(BulletEnv):
             pybullet_data), or a callable ``build(client) -> robot body id`` that builds any scene in the given
             pybullet client (the "bring your own system" constructor; it runs again at every reset).
         control: "torque" (action = joint torques/forces, bounded by the effort limits), "position" (action =
-            joint position targets, bounded by the joint limits, tracked by pybullet's PD position controller)
-            or "velocity" (action = joint velocity targets, bounded by the velocity limits).
+            joint position targets, bounded by the joint limits, tracked by pybullet's PD position controller),
+            "velocity" (action = joint velocity targets, bounded by the velocity limits), or task-space control of
+            the end effector (see :mod:`pixelrig.envs.control`): "ee_delta_pos" (action = Δxyz in [-1, 1]³ ×
+            ``max_delta_pos``; the target's orientation is held), "ee_delta_pose" (Δxyz, then a rotation as an
+            axis-angle vector in [-1, 1]³ × ``max_delta_rot``) or "ee_pose" (an absolute position in the workspace
+            box and a quaternion xyzw in [-1, 1]⁴, normalised; a zero or tiny one keeps the target's orientation).
+            Task-space actions move a target pose (``env.ee_target``, task state), solved by damped least squares
+            on pybullet's Jacobian and tracked by the position controller with the effort limits.
         robot: for files holding several bodies, the name of the robot body (model name or base link name).
             Default: the first body with movable joints.
         joints: names of the actuated joints. Default: for MJCF, the joints driven by ``<actuator><motor>``;
@@ -93,10 +114,42 @@ class RobotEnv(BulletEnv):
             MJCF motors give gear × |ctrlrange| as the limit.
         velocity_limits: the same for velocity limits (rad/s or m/s).
         position_limits: the same for position limits: (low, high) or {joint: (low, high)}.
-        position_gain: PD proportional gain(s) of the position controller (pybullet's positionGain).
+        position_gain: PD proportional gain(s) of the position controller (pybullet's positionGain). Default 0.1,
+            and 0.2 in task-space control, where it lets the arm keep up with ``max_delta_pos`` per step (measured
+            at the default 4 physics steps per step: at 0.1 the Panda and the xArm6 reach 70% and 63% of it).
         velocity_gain: PD derivative gain(s) (pybullet's velocityGain).
         initial_qpos: the default pose (actuated joints). Default: the file's zero pose clipped into the limits.
         reset_noise_scale: half-width of uniform noise on the initial positions and velocities at reset.
+        ee_link: (task space) the end-effector link's name. Default: the last link of the arm chain, where a walk
+            from the base that follows the actuated joints (a gripper's excluded), then fixed joints, ends
+            (:func:`pixelrig.envs.control.default_ee_link`): ``panda_grasptarget`` for the Panda with
+            ``gripper="panda"`` (``panda_hand`` without: its fingers branch), ``lbr_iiwa_link_7`` for the kuka iiwa,
+            ``link6`` for the xArm6. The arm is the actuated joints on the path to it; other actuated joints hold
+            their reset position.
+        ee_frame: (delta modes) "world" (default) or "ee": the axes of Δxyz and of the rotation: the world's or the
+            end-effector target's own.
+        max_delta_pos: (delta modes) metres per step of an action of 1; default 0.01 (0.6 m/s at the default
+            1/60 s step).
+        max_delta_rot: ("ee_delta_pose") radians per step of an action of 1; default 0.05 (3 rad/s).
+        workspace: (task space) ``(low, high)`` corners of the world box the target is kept in (and ``ee_pose``'s
+            position bounds). Default: the box around the arm's first joint with half-size its reach.
+        ik_damping: (task space) λ of the damped least squares, default 0.05.
+        nullspace_gain: (task space) pull towards ``rest_pose`` in the arm's null space, a fraction per step in
+            [0, 1]; default 0.02 (0: off). Moves a redundant arm's elbow without moving the end effector, and
+            bends an arm stretched straight (a singular pose) back towards the rest pose.
+        rest_pose: (task space) the rest pose of the actuated joints (``q``'s layout); default ``initial_qpos``.
+            Start task-space control from a bent pose (``initial_qpos=``): the zero pose of many arms (the
+            Panda's, the iiwa's) is stretched straight up, a singular pose the arm can leave sideways but not
+            along itself.
+        gripper: joint names of a gripper, or "panda" (``panda_finger_joint1/2``). They leave the actuated joints
+            (``q``, ``qd`` and the joint actions) and add ONE action dimension, last: a target opening in [-1, 1]
+            (-1: every gripper joint at its lower limit, closed; 1: its upper limit, open). Every step each gripper
+            joint gets the same fraction of its range as a force-limited position target, and gear constraints
+            hold the joints to the same fraction, as one motor drives a parallel gripper
+            (:func:`pixelrig.envs.control.couple_gripper`; without them a grasped cube slides ±15 mm between two
+            force-saturated fingers when shaken). Episodes start open. Default None (no gripper).
+        gripper_force: the gripper's force limit per joint (N or N·m); default the file's effort limits (the
+            Panda's fingers: 20 N each, which hold a 5 cm, 0.1 kg cube through a 2 Hz shake; 2 N still does).
         reward_fn: ``reward_fn(env) -> float`` called after each step; default 0.0.
         terminated_fn: ``terminated_fn(env) -> bool`` called after each step; default never.
         time_step: physics time step (s). frame_skip: physics steps per ``step()``. gravity: m/s².
@@ -122,12 +175,22 @@ class RobotEnv(BulletEnv):
       the base's URDF frame), ``"link_vel:<link>"`` (6: linear velocity of the link's centre of mass and
       angular velocity, world frame), ``"body_pose:<body>"`` (7: a named body's :meth:`body_pose`).
     - ``"contact_forces"``: total normal contact force (N) on each robot link, base first (links + 1 values).
+    - ``"gripper_opening"`` (1: the distance between the first two gripper joints' child link frames, m; the
+      Panda's finger gap) and ``"gripper_contact:<body>"`` (1: 1.0 if a gripper link touches the body, else 0.0),
+      with ``gripper=``.
 
     Bounds are infinite (pybullet's joint limits are soft, so a joint driven hard goes past them, and the state
     is never clipped) except where they hold mathematically: quaternion and rotation-matrix entries in [-1, 1],
-    roll and yaw in [-pi, pi], pitch in [-pi/2, pi/2], contact forces >= 0.
-    ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise).
+    roll and yaw in [-pi, pi], pitch in [-pi/2, pi/2], contact forces >= 0, the gripper's opening >= 0 and its
+    contacts in [0, 1].
+    ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise); the task-space target
+    starts at the end effector's pose once the episode's world is final.
+
+    Action: the arm's part (joint torques, positions or velocities; or Δxyz (3); Δxyz + Δrotation (6); position +
+    quaternion (7)), then the gripper's opening (1) with ``gripper=``.
     """
+
+    task_state = ("ee_target",)
 
     metadata = {**BulletEnv.metadata, "render_fps": 60}
     model_files = ("plane.urdf",)
@@ -150,6 +213,16 @@ class RobotEnv(BulletEnv):
         position_limits: RangeLimit | None = None,
         position_gain: float | Sequence[float] | None = None,
         velocity_gain: float | Sequence[float] | None = None,
+        ee_link: str | None = None,
+        ee_frame: str | None = None,
+        max_delta_pos: float | None = None,
+        max_delta_rot: float | None = None,
+        workspace: tuple[Sequence[float], Sequence[float]] | None = None,
+        ik_damping: float | None = None,
+        nullspace_gain: float | None = None,
+        rest_pose: Sequence[float] | None = None,
+        gripper: str | Sequence[str] | None = None,
+        gripper_force: float | None = None,
         initial_qpos: Sequence[float] | None = None,
         reset_noise_scale: float = 0.0,
         reward_fn: Callable[[RobotEnv], float] | None = None,
@@ -166,6 +239,19 @@ class RobotEnv(BulletEnv):
     ) -> None:
         if control not in CONTROL_MODES:
             raise ValueError(f"control must be one of {CONTROL_MODES}: got {control!r}")
+        self.controller_settings = _controller_settings(
+            control, ee_link=ee_link, ee_frame=ee_frame, max_delta_pos=max_delta_pos, max_delta_rot=max_delta_rot,
+            workspace=workspace, ik_damping=ik_damping, nullspace_gain=nullspace_gain, rest_pose=rest_pose)
+        """The task-space controller's configuration (None in joint control)."""
+        self.gripper_names = _gripper_names(gripper)
+        """The gripper's joint names (empty without a gripper)."""
+        if gripper_force is not None and not self.gripper_names:
+            raise ValueError(f"gripper_force={gripper_force!r} needs a gripper: pass gripper=(joint names) or "
+                             "gripper='panda'")
+        if gripper_force is not None and (isinstance(gripper_force, bool) or not isinstance(gripper_force, int | float)
+                                          or not math.isfinite(gripper_force) or gripper_force <= 0):
+            raise ValueError(f"gripper_force={gripper_force!r} must be a finite number > 0 (N per gripper joint)")
+        self.gripper_force = None if gripper_force is None else float(gripper_force)
         for name, fn in (("reward_fn", reward_fn), ("terminated_fn", terminated_fn)):
             if fn is not None and not callable(fn):
                 raise ValueError(f"{name} must be a callable taking the env: got {fn!r}")
@@ -207,13 +293,27 @@ class RobotEnv(BulletEnv):
         self.reset_noise_scale = float(reset_noise_scale)
         self.robot = -1
         self.joints: list[JointSpec] = []
+        """The actuated joints (a gripper's excluded), in model order."""
+        self.gripper_joints: list[JointSpec] = []
+        """The gripper's joints, in ``gripper=`` order (``effort`` is the force limit used)."""
+        self.controller: TaskSpaceController | None = None
+        """The task-space controller (None in joint control); rebuilt with the world."""
+        self.ee_target: np.ndarray | None = None
+        """The task-space target: (7,) position and quaternion xyzw of the end-effector link's URDF frame, world
+        frame (None in joint control). Put on the end effector at reset and by :meth:`set_qpos_qvel`, moved by
+        every action. Task state: snapshots restore it."""
+        self._ee_link_name = ee_link
+        self._gripper_links: GripperLinks | None = None
+        self._arm_positions: list[int] = []
+        self.rest_pose: np.ndarray | None = None
+        """The null-space pull's rest pose of the actuated joints (task space; None in joint control)."""
         self._passive: list[int] = []
         self._overrides = (effort_limits, velocity_limits, position_limits)
         super().__init__(render_mode=render_mode, renderer=renderer, time_step=time_step, frame_skip=frame_skip,
                          gravity=gravity, randomize=randomize, visual_detail=visual_detail,
                          visual_budget=visual_budget, gpu=gpu)
         try:
-            self._init_spaces(position_gain, velocity_gain, initial_qpos)
+            self._init_spaces(position_gain, velocity_gain, initial_qpos, rest_pose)
         except BaseException:
             self.close()
             raise
@@ -248,8 +348,23 @@ class RobotEnv(BulletEnv):
         self.robot = robot
         self.link_indices = robot_links(c, robot)
         self.joints, self._passive = self._actuated_joints()
-        free = [js.index for js in self.joints] + self._passive  # motors off until a command arrives
+        self.gripper_joints = self._gripper_joints()
+        self._gripper_links = self._finger_links()
+        if len(self.gripper_joints) > 1:
+            g = self.gripper_joints
+            couple_gripper(c, robot, [j.index for j in g], [j.lower for j in g], [j.upper for j in g],
+                           max(j.effort for j in g))
+        free = [js.index for js in self.joints + self.gripper_joints] + self._passive  # motors off until commanded
         self.motor_command(robot, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free))
+        if self.controller_settings is not None:
+            owner = f"RobotEnv({self.source!r})" if self._builder is None else "RobotEnv(builder)"
+            chain = arm_chain(c, robot, self._ee_link_name, [j.index for j in self.joints],
+                              {j.index: (j.lower, j.upper, j.velocity) for j in self.joints}, owner)
+            box = self.controller_settings.workspace
+            self.controller = TaskSpaceController(chain, self.controller_settings,
+                                                  reach_box(c, chain) if box is None else box, self.dt)
+            actuated = [j.index for j in self.joints]
+            self._arm_positions = [actuated.index(j) for j in chain.joints]
 
     def _pick_robot(self, bodies: list[int]) -> int:
         c = self.client
@@ -277,13 +392,23 @@ class RobotEnv(BulletEnv):
             info = p.getJointInfo(self.robot, j, physicsClientId=c)
             if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
                 movable[info[1].decode()] = info
+        grip = self.gripper_names
+        unknown = [n for n in grip if n not in movable]
+        if unknown:
+            raise ValueError(f"gripper joints {unknown} are not movable joints of the robot; movable joints: "
+                             f"{list(movable)}")
         wanted = self._joint_names_wanted
+        both = [n for n in wanted or () if n in grip]
+        if both:
+            raise ValueError(f"joints {both} are in both joints= and gripper=: the gripper's action dimension drives "
+                             "them; leave them out of joints=")
         motors = {}
         if wanted is None and self.model_kind == "mjcf":
-            motors = {m.joint: m.effort for m in mjcf_motors(self.model_path) if m.joint in movable}
+            motors = {m.joint: m.effort for m in mjcf_motors(self.model_path) if m.joint in movable and
+                      m.joint not in grip}
             wanted = list(motors) if motors else None
         if wanted is None:
-            wanted = list(movable)
+            wanted = [n for n in movable if n not in grip]
         unknown = [n for n in wanted if n not in movable]
         if unknown:
             raise ValueError(f"joints {unknown} are not movable joints of the robot; movable joints: {list(movable)}")
@@ -298,8 +423,36 @@ class RobotEnv(BulletEnv):
             specs.append(JointSpec(info[0], n, float(info[8]), float(info[9]),
                                    float(effort) if effort > 0 else math.nan,
                                    float(info[11]) if info[11] > 0 else math.nan))
-        passive = [info[0] for n, info in movable.items() if n not in wanted]
+        passive = [info[0] for n, info in movable.items() if n not in wanted and n not in grip]
         return self._apply_overrides(specs), passive
+
+    def _gripper_joints(self) -> list[JointSpec]:
+        """The gripper's joints with their range and force limit (``gripper_force`` or the file's effort)."""
+        specs = []
+        index = {n: j for j, n in ((j, p.getJointInfo(self.robot, j, physicsClientId=self.client)[1].decode())
+                                   for j in range(p.getNumJoints(self.robot, physicsClientId=self.client)))}
+        for name in self.gripper_names:
+            info = p.getJointInfo(self.robot, index[name], physicsClientId=self.client)
+            lower, upper = float(info[8]), float(info[9])
+            if not upper > lower:
+                raise ValueError(f"gripper joint {name!r} has no position range ({lower}, {upper}) to open and close "
+                                 "over; a gripper joint needs lower < upper limits in the model")
+            force = self.gripper_force if self.gripper_force is not None else float(info[10])
+            if not force > 0:
+                raise ValueError(f"gripper joint {name!r} has no effort limit: pass gripper_force=<N per joint>")
+            specs.append(JointSpec(info[0], name, lower, upper, force, float(info[11])))
+        return specs
+
+    def _finger_links(self) -> GripperLinks | None:
+        """The gripper's links for the observation terms: its joints' child links and every link below them."""
+        if not self.gripper_joints:
+            return None
+        c = self.client
+        parents = [int(p.getJointInfo(self.robot, j, physicsClientId=c)[16])
+                   for j in range(p.getNumJoints(self.robot, physicsClientId=c))]
+        fingers = tuple(j.index for j in self.gripper_joints)
+        below = {link for link in range(len(parents)) if set(chain_to(parents, link)) & set(fingers)}
+        return GripperLinks(fingers, frozenset(below))
 
     def _apply_overrides(self, specs: list[JointSpec]) -> list[JointSpec]:
         effort, velocity, position = self._overrides
@@ -322,18 +475,22 @@ class RobotEnv(BulletEnv):
 
     # ---- spaces ---------------------------------------------------------------------------------------
 
-    def _init_spaces(self, position_gain: Any, velocity_gain: Any, initial_qpos: Any) -> None:
-        n = len(self.joints)
+    def _init_spaces(self, position_gain: Any, velocity_gain: Any, initial_qpos: Any, rest_pose: Any) -> None:
         names = [j.name for j in self.joints]
-        where = str(self.model_path) if self.model_path else "the builder's robot"
-        what, keyword, has_limit, bounds = _CONTROL_LIMITS[self.control]
-        missing = [j.name for j in self.joints if not has_limit(j)]
-        if missing:
-            raise ValueError(f"{self.control} control needs {what}, but joints {missing} of {where} have none; "
-                             f"pass {keyword}")
-        low, high = (np.array(b) for b in zip(*(bounds(j) for j in self.joints), strict=True))
-        self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), (n,), np.float32)
-        self.position_gains = self._gains("position_gain", position_gain, 0.1)
+        if self.controller is not None:
+            low, high = self.controller.action_bounds()
+        else:
+            where = str(self.model_path) if self.model_path else "the builder's robot"
+            what, keyword, has_limit, limits = _CONTROL_LIMITS[self.control]
+            missing = [j.name for j in self.joints if not has_limit(j)]
+            if missing:
+                raise ValueError(f"{self.control} control needs {what}, but joints {missing} of {where} have none; "
+                                 f"pass {keyword}")
+            low, high = (np.array(b) for b in zip(*(limits(j) for j in self.joints), strict=True))
+        if self.gripper_joints:
+            low, high = np.append(low, -1.0), np.append(high, 1.0)
+        self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self.position_gains = self._gains("position_gain", position_gain, 0.1 if self.controller is None else 0.2)
         self.velocity_gains = self._gains("velocity_gain", velocity_gain, 1.0)
         self._init_observation()
         if initial_qpos is None:
@@ -341,6 +498,9 @@ class RobotEnv(BulletEnv):
                                           for j in self.joints])
         else:
             self.initial_qpos = self._vector("initial_qpos", initial_qpos, names)
+        if self.controller is not None:
+            self.rest_pose = self.initial_qpos.copy() if rest_pose is None else \
+                self._vector("rest_pose", rest_pose, names)
 
     def _init_observation(self) -> None:
         """Check the terms' link and body names; set ``observation_layout`` and ``observation_space``.
@@ -353,7 +513,11 @@ class RobotEnv(BulletEnv):
         check_names(terms, self.link_indices, list(self.body_ids()), self.body_names.get(self.robot, "robot"))
         for term in terms:
             kind, name = split_term(term)
-            if kind == "body_pose":
+            if kind in GRIPPER_TERMS and len(self.gripper_joints) < (2 if kind == "gripper_opening" else 1):
+                raise ValueError(f"observation term {term!r} needs a gripper"
+                                 f"{' of two or more joints' if kind == 'gripper_opening' else ''}: pass "
+                                 "gripper=(joint names) or gripper='panda'")
+            if kind in ("body_pose", "gripper_contact"):
                 self.body_id(name)  # refuses a name that several bodies share
         num_links = p.getNumJoints(self.robot, physicsClientId=self.client) + 1
         self.observation_layout = layout(terms, len(self.joints), num_links)
@@ -386,8 +550,15 @@ class RobotEnv(BulletEnv):
 
     @property
     def joint_names(self) -> list[str]:
-        """Names of the actuated joints, in observation and action order."""
+        """Names of the actuated joints (a gripper's excluded), in observation and joint-action order."""
         return [j.name for j in self.joints]
+
+    @property
+    def ee_link(self) -> str | None:
+        """The end-effector link's name (task-space control), or None."""
+        if self.controller is None:
+            return None
+        return next(n for n, j in self.link_indices.items() if j == self.controller.chain.ee_link)
 
     def check_reset_options(self, options: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(options) - {"qpos", "qvel"}, key=str)
@@ -405,11 +576,21 @@ class RobotEnv(BulletEnv):
             qpos = self.initial_qpos + (self.np_random.uniform(-noise, noise, n) if noise else 0.0)
         if qvel is None:
             qvel = self.np_random.uniform(-noise, noise, n) if noise and "qpos" not in options else np.zeros(n)
+        for j in self.gripper_joints:  # episodes start with the gripper open
+            p.resetJointState(self.robot, j.index, j.upper, 0.0, physicsClientId=self.client)
+        if self.gripper_joints:
+            self._grip(1.0)
         self._write_state(qpos, qvel)
+
+    def start_episode(self) -> None:
+        if self.controller is not None:
+            self._latch_target()
 
     def set_qpos_qvel(self, qpos: Sequence[float], qvel: Sequence[float] | None = None) -> None:
         """Set the actuated joints' positions (and velocities, default zero) now. In position control the
         controller's targets move to ``qpos`` too, so the robot holds the new pose.
+
+        In task-space control the end-effector target moves to the new pose as well.
 
         Raises:
             ValueError: wrong length or non-finite values; nothing is changed.
@@ -418,30 +599,58 @@ class RobotEnv(BulletEnv):
         q = self._vector("qpos", qpos, names)
         qd = self._vector("qvel", qvel, names) if qvel is not None else np.zeros(len(names))
         self._write_state(q, qd)
+        if self.controller is not None:
+            self._latch_target()
 
     def _write_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
         c = self.client
         for j, q, qd in zip(self.joints, qpos, qvel, strict=True):
             p.resetJointState(self.robot, j.index, float(q), float(qd), physicsClientId=c)
-        if self.control == "position":
-            self._command(qpos)
-        elif self.control == "velocity":
+        if self.control == "velocity":
             self._command(np.zeros(len(self.joints)))
+        elif self.control != "torque":  # position control and task space hold the pose
+            self._command(qpos)
 
-    def _command(self, target: np.ndarray) -> None:
-        idx = [j.index for j in self.joints]
-        forces = [j.effort if not math.isnan(j.effort) else 1e6 for j in self.joints]
+    def _latch_target(self) -> None:
+        """Put the task-space target on the end effector's pose now."""
+        self.ee_target = self.controller.pose_now(self.client)
+
+    def _command(self, target: np.ndarray, positions: Sequence[int] | None = None) -> None:
+        """Send ``target`` to the actuated joints (or to those at ``positions`` in :attr:`joints`) in the control
+        mode's motor mode: torques, velocities, or position targets (joint position and task-space control)."""
+        joints = self.joints if positions is None else [self.joints[i] for i in positions]
+        idx = [j.index for j in joints]
+        forces = [j.effort if not math.isnan(j.effort) else 1e6 for j in joints]
+        position_gains, velocity_gains = self.position_gains, self.velocity_gains
+        if positions is not None:
+            position_gains, velocity_gains = position_gains[list(positions)], velocity_gains[list(positions)]
         if self.control == "torque":
             self.motor_command(self.robot, idx, p.TORQUE_CONTROL, forces=target)
-        elif self.control == "position":
-            self.motor_command(self.robot, idx, p.POSITION_CONTROL, targetPositions=target, forces=forces,
-                               positionGains=self.position_gains, velocityGains=self.velocity_gains)
-        else:
+        elif self.control == "velocity":
             self.motor_command(self.robot, idx, p.VELOCITY_CONTROL, targetVelocities=target, forces=forces,
-                               velocityGains=self.velocity_gains)
+                               velocityGains=velocity_gains)
+        else:
+            self.motor_command(self.robot, idx, p.POSITION_CONTROL, targetPositions=target, forces=forces,
+                               positionGains=position_gains, velocityGains=velocity_gains)
+
+    def _grip(self, command: float) -> None:
+        """Send the gripper's opening command (-1 closed .. 1 open) to every gripper joint, force-limited."""
+        g = self.gripper_joints
+        targets = gripper_positions(command, np.array([j.lower for j in g]), np.array([j.upper for j in g]))
+        self.motor_command(self.robot, [j.index for j in g], p.POSITION_CONTROL, targetPositions=targets,
+                           forces=[j.effort for j in g])
 
     def apply_action(self, action: np.ndarray) -> None:
-        self._command(np.asarray(action, dtype=np.float64))
+        a = np.asarray(action, dtype=np.float64)
+        arm = a[:-1] if self.gripper_joints else a
+        if self.controller is None:
+            self._command(arm)
+        else:
+            self.ee_target, q = self.controller.command(self.client, self.ee_target, arm,
+                                                        self.rest_pose[self._arm_positions])
+            self._command(q, self._arm_positions)
+        if self.gripper_joints:
+            self._grip(a[-1])
 
     def qpos_qvel(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions and velocities of the actuated joints (float64)."""
@@ -449,7 +658,7 @@ class RobotEnv(BulletEnv):
 
     def observe(self) -> np.ndarray:
         return read_terms(self.observation_terms, self.client, self.robot, [j.index for j in self.joints],
-                          self.link_indices, self.body_id)
+                          self.link_indices, self.body_id, self._gripper_links)
 
     def evaluate(self, action: Any) -> tuple[float, bool, dict[str, Any]]:
         reward = float(self.reward_fn(self)) if self.reward_fn is not None else 0.0
@@ -498,6 +707,40 @@ _CONTROL_LIMITS: dict[str, tuple[str, str, Callable[[JointSpec], bool], Callable
                  lambda j: not math.isnan(j.velocity), lambda j: (-j.velocity, j.velocity)),
 }
 """Per control mode: what its action bounds need, the keyword that supplies it, the test, the bounds."""
+
+
+def _controller_settings(control: str, *, rest_pose: Any, **options: Any) -> ControllerSettings | None:
+    """The task-space controller's settings for ``control`` (None for joint control, which takes none of the
+    task-space options: naming one is an error). ``options`` are RobotEnv's keywords; None means the default."""
+    given = sorted(k for k, v in {**options, "rest_pose": rest_pose}.items() if v is not None)
+    if control not in EE_CONTROLS:
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to task-space control {EE_CONTROLS}; control={control!r} "
+                             "takes none: leave them out or pick a task-space control")
+        return None
+    names = {"ee_frame": "frame", "ik_damping": "damping"}
+    settings = {names.get(k, k): v for k, v in options.items() if v is not None and k != "ee_link"}
+    ee_link = options.get("ee_link")
+    if ee_link is not None and not isinstance(ee_link, str):
+        raise ValueError(f"ee_link={ee_link!r} must be a link name (a string)")
+    return ControllerSettings(control, **settings)
+
+
+def _gripper_names(gripper: Any) -> tuple[str, ...]:
+    """``gripper=`` as joint names: None -> (), a preset name (:data:`GRIPPER_PRESETS`) -> its joints, or the
+    names given (checked: strings, at least one, no repeats)."""
+    if gripper is None:
+        return ()
+    if isinstance(gripper, str):
+        if gripper not in GRIPPER_PRESETS:
+            raise ValueError(f"gripper={gripper!r} is not a known gripper ({sorted(GRIPPER_PRESETS)}); pass its joint "
+                             "names, e.g. gripper=('finger_joint_a', 'finger_joint_b')")
+        return GRIPPER_PRESETS[gripper]
+    names = tuple(gripper) if isinstance(gripper, Sequence) else ()
+    if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise ValueError(f"gripper={gripper!r} must be a preset name ({sorted(GRIPPER_PRESETS)}) or distinct joint "
+                         "names (strings)")
+    return names
 
 
 def _positive(what: str, joint: str, value: Any) -> float:

@@ -1,5 +1,5 @@
-"""Conversions between the rotation forms pixelrig observes (quaternion xyzw, roll/pitch/yaw, rotation matrix,
-6D), as pure float64 functions with pybullet's conventions.
+"""Conversions between the rotation forms pixelrig observes and commands (quaternion xyzw, roll/pitch/yaw, rotation
+matrix, 6D, axis-angle), and the quaternion product, as pure float64 functions with pybullet's conventions.
 
 Conventions (those of ``pybullet.getQuaternionFromEuler`` / ``getMatrixFromQuaternion``):
 
@@ -8,6 +8,9 @@ Conventions (those of ``pybullet.getQuaternionFromEuler`` / ``getMatrixFromQuate
   body's x, y and z axes in world coordinates.
 - Roll/pitch/yaw are extrinsic x-y-z angles: ``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)``, with roll and yaw in
   [-pi, pi] and pitch in [-pi/2, pi/2].
+- An axis-angle (rotation) vector ``v`` is the rotation by ``|v|`` radians about ``v / |v|`` (right hand);
+  ``(0, 0, 0)`` is no rotation.
+- The product ``quat_multiply(a, b)`` is the rotation ``b`` followed by ``a``: ``R(a * b) = R(a) @ R(b)``.
 - The 6D form (Zhou et al., "On the continuity of rotation representations in neural networks", 2019) is the
   first two columns of ``R``: ``(R00, R10, R20, R01, R11, R21)``, the body's x axis then its y axis.
 """
@@ -145,3 +148,57 @@ def rot6d_to_matrix(rot6d: Sequence[float] | np.ndarray) -> np.ndarray:
         raise ValueError(f"6D rotation {v.tolist()}: the two columns are parallel")
     y = b / np.linalg.norm(b)
     return np.stack([x, y, np.cross(x, y)], axis=1)
+
+
+def quat_multiply(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The Hamilton product ``a * b`` of two quaternions ``(x, y, z, w)``: ``R(a * b) = R(a) @ R(b)`` (``b`` first,
+    then ``a``). Unit in, unit out (up to rounding); (4,) float64."""
+    ax, ay, az, aw = _floats(a)
+    bx, by, bz, bw = _floats(b)
+    return np.array([
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ])
+
+
+def quat_conjugate(quat: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The conjugate ``(-x, -y, -z, w)``: the inverse rotation of a unit quaternion; (4,) float64."""
+    x, y, z, w = _floats(quat)
+    return np.array([-x, -y, -z, w])
+
+
+def rotvec_to_quat(rotvec: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The unit quaternion ``(x, y, z, w)`` of an axis-angle vector (radians); ``(0, 0, 0)`` gives ``(0, 0, 0, 1)``.
+
+    Exact near zero: ``sin(a/2)/a`` is taken from its series below 1e-4 rad, so tiny rotations keep their axis.
+    """
+    x, y, z = _floats(rotvec)
+    angle = math.sqrt(x * x + y * y + z * z)
+    half = 0.5 - angle * angle / 48.0 if angle < 1e-4 else math.sin(angle / 2.0) / angle
+    return np.array([x * half, y * half, z * half, math.cos(angle / 2.0)])
+
+
+def quat_to_rotvec(quat: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The axis-angle vector (radians, angle in [0, pi]) of a unit quaternion ``(x, y, z, w)``: the shorter of the
+    two ways round (``q`` and ``-q`` give the same vector); (3,) float64.
+
+    Raises:
+        ValueError: a zero-length or non-finite quaternion.
+    """
+    x, y, z, w = _floats(quat)
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not math.isfinite(norm) or norm < 1e-12:
+        raise ValueError(f"quaternion {[x, y, z, w]} must be 4 finite numbers (x, y, z, w) of non-zero length")
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    sin_half = math.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * math.atan2(sin_half, w)
+    scale = angle / sin_half if sin_half > 0.0 else 0.0
+    return np.array([x * scale, y * scale, z * scale])
+
+
+def _floats(values: Sequence[float] | np.ndarray) -> list[float]:
+    """``values`` as a list of Python floats (the fast way to take a small vector apart)."""
+    return np.asarray(values, dtype=np.float64).tolist()

@@ -15,6 +15,11 @@ Frames and units (metres, radians, seconds, newtons):
 - ``contact_forces``: per robot link (base first, then links in joint order) the sum of the normal forces of its
   contact points this step (``getContactPoints(bodyA=robot)``; a contact between two of the robot's own links
   counts for both).
+- ``gripper_opening`` (with a gripper of two or more joints): the distance (m) between the URDF frames of the first
+  two gripper joints' child links; for the Franka Panda's fingers that is ``q1 + q2``, the gap between the finger
+  pads (0 closed, 0.08 open).
+- ``gripper_contact:<body>`` (with a gripper): 1.0 if a gripper link (a gripper joint's child link or any link
+  below it) has a contact point with the named body this step, else 0.0.
 
 Rotation forms follow :mod:`pixelrig.envs.rotations`.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,11 +42,14 @@ BASE_TERMS: dict[str, int] = {
 }
 """Base terms and their sizes."""
 
-NAMED_TERMS: dict[str, int] = {"link_pose": 7, "link_vel": 6, "body_pose": 7}
+NAMED_TERMS: dict[str, int] = {"link_pose": 7, "link_vel": 6, "body_pose": 7, "gripper_contact": 1}
 """Terms written ``"<kind>:<name>"`` (a robot link or a named body) and their sizes."""
 
+GRIPPER_TERMS: tuple[str, ...] = ("gripper_opening", "gripper_contact")
+"""The kinds of term that need a gripper (``RobotEnv(gripper=...)``)."""
+
 TERMS: tuple[str, ...] = ("q", "qd", *BASE_TERMS, "link_pose:<link>", "link_vel:<link>", "body_pose:<body>",
-                          "contact_forces")
+                          "contact_forces", "gripper_opening", "gripper_contact:<body>")
 """Every term, as error messages list them."""
 
 DEFAULT_TERMS: tuple[str, ...] = ("q", "qd")
@@ -58,9 +67,25 @@ _BOUNDED: dict[str, tuple[list[float], list[float]]] = {
     "base_rot6d": ([-1.0] * 6, [1.0] * 6),
     "link_pose": ([-math.inf] * 3 + [-1.0] * 4, [math.inf] * 3 + [1.0] * 4),
     "body_pose": ([-math.inf] * 3 + [-1.0] * 4, [math.inf] * 3 + [1.0] * 4),
+    "gripper_opening": ([0.0], [math.inf]),
+    "gripper_contact": ([0.0], [1.0]),
 }
-"""Terms with mathematical bounds (unit quaternions, rotation matrices, angle ranges); the others are unbounded
-(pybullet's joint limits are soft) except ``contact_forces`` (>= 0)."""
+"""Terms with mathematical bounds (unit quaternions, rotation matrices, angle ranges, a distance >= 0, a flag in
+[0, 1]); the others are unbounded (pybullet's joint limits are soft) except ``contact_forces`` (>= 0)."""
+
+
+@dataclass(frozen=True)
+class GripperLinks:
+    """The robot links the gripper terms read.
+
+    Attributes:
+        fingers: the child links of the gripper's joints, in the gripper's order (``gripper_opening`` measures
+            between the first two).
+        links: the fingers and every link below them (``gripper_contact`` looks for their contacts).
+    """
+
+    fingers: tuple[int, ...]
+    links: frozenset[int]
 
 
 def split_term(term: str) -> tuple[str, str | None]:
@@ -86,7 +111,7 @@ def parse_terms(observation: Any) -> tuple[str, ...]:
         if not isinstance(term, str):
             raise ValueError(f"observation term {term!r} is not a string; terms: {_VALID}")
         kind, name = split_term(term)
-        simple = name is None and (kind in BASE_TERMS or kind in ("q", "qd", "contact_forces"))
+        simple = name is None and (kind in BASE_TERMS or kind in ("q", "qd", "contact_forces", "gripper_opening"))
         if not simple and not (kind in NAMED_TERMS and name):
             hint = f" ({kind} needs a name: '{kind}:<name>')" if kind in NAMED_TERMS else ""
             raise ValueError(f"unknown observation term {term!r}{hint}; terms: {_VALID}")
@@ -113,7 +138,7 @@ def check_names(terms: Sequence[str], links: Mapping[str, int], bodies: Sequence
         if kind in ("link_pose", "link_vel") and name not in links:
             raise ValueError(f"observation term {term!r}: robot {robot!r} has no link {name!r}; its links: "
                              f"{list(links)}")
-        if kind == "body_pose" and name not in bodies:
+        if kind in ("body_pose", "gripper_contact") and name not in bodies:
             raise ValueError(f"observation term {term!r}: there is no body {name!r}; bodies: {list(bodies)}")
 
 
@@ -125,6 +150,8 @@ def term_size(term: str, num_joints: int, num_links: int) -> int:
         return num_joints
     if kind == "contact_forces":
         return num_links
+    if kind == "gripper_opening":
+        return 1
     return BASE_TERMS.get(kind) or NAMED_TERMS[kind]
 
 
@@ -177,7 +204,7 @@ def _unit(values: Sequence[float]) -> np.ndarray:
 
 
 def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[int], links: Mapping[str, int],
-               body_id: Callable[[str], int]) -> np.ndarray:
+               body_id: Callable[[str], int], gripper: GripperLinks | None = None) -> np.ndarray:
     """The flat float32 observation of ``terms`` (see the module docstring for each term's frame).
 
     Args:
@@ -187,6 +214,7 @@ def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[i
         joints: joint indices of the actuated joints (``q`` and ``qd`` order).
         links: from :func:`robot_links`.
         body_id: name -> body id of the env's named bodies.
+        gripper: the gripper's links (needed by the gripper terms only).
     """
     cache: dict[str, Any] = {}
 
@@ -246,6 +274,10 @@ def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[i
         elif kind == "body_pose":
             pos, orn = p.getBasePositionAndOrientation(body_id(name), physicsClientId=client)
             value = np.concatenate([pos, _unit(orn)])
+        elif kind == "gripper_opening":
+            value = [gripper_opening(client, robot, gripper)]
+        elif kind == "gripper_contact":
+            value = [gripper_contact(client, robot, gripper, body_id(name))]
         else:  # contact_forces
             value = contact_forces(client, robot)
         parts.append(np.asarray(value, dtype=np.float64))
@@ -262,3 +294,27 @@ def contact_forces(client: int, robot: int) -> np.ndarray:
         if point[2] == robot:
             forces[point[4] + 1] += point[9]
     return forces
+
+
+def gripper_opening(client: int, robot: int, gripper: GripperLinks | None) -> float:
+    """The distance (m) between the URDF frames of the gripper's first two finger links (see the module docstring).
+
+    Raises:
+        ValueError: no gripper, or one of fewer than two joints.
+    """
+    if gripper is None or len(gripper.fingers) < 2:
+        raise ValueError("gripper_opening needs a gripper of two or more joints (RobotEnv(gripper=...))")
+    a, b = p.getLinkStates(robot, gripper.fingers[:2], computeForwardKinematics=1, physicsClientId=client)
+    return math.dist(a[4], b[4])
+
+
+def gripper_contact(client: int, robot: int, gripper: GripperLinks | None, body: int) -> float:
+    """1.0 if a gripper link of ``robot`` has a contact point with ``body`` this step, else 0.0.
+
+    Raises:
+        ValueError: no gripper.
+    """
+    if gripper is None:
+        raise ValueError("gripper_contact needs a gripper (RobotEnv(gripper=...))")
+    points = p.getContactPoints(bodyA=robot, bodyB=body, physicsClientId=client)
+    return 1.0 if any(point[3] in gripper.links for point in points) else 0.0
