@@ -39,14 +39,36 @@ def gl_required() -> None:
     gl_or_skip()
 
 
+def runnable(renderer: str) -> str:
+    """``renderer`` after skipping (failing under PIXELRIG_REQUIRE_EGL=1) when it cannot run here."""
+    if renderer == "egl":
+        egl_or_skip()
+    if renderer == "gl":
+        gl_or_skip()
+    return renderer
+
+
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
     """'tiny', 'egl' and 'gl' (egl and gl skipped with a reason where their probe fails)."""
-    if request.param == "egl":
-        egl_or_skip()
-    if request.param == "gl":
-        gl_or_skip()
-    return request.param
+    return runnable(request.param)
+
+
+@pytest.fixture(params=("tiny", "gl", "egl"))
+def renderer(request: pytest.FixtureRequest) -> str:
+    """'tiny', 'gl' and 'egl', in that order (gl and egl skipped with a reason where they cannot run; CI fails
+    instead)."""
+    return runnable(request.param)
+
+
+@pytest.fixture
+def release_gl():
+    """Free the gl context after the test: pybullet's EGL plugin (another test's egl env) cannot start beside it.
+    For ``pytestmark = pytest.mark.usefixtures("release_gl")``."""
+    yield
+    from pixelrig.render.gl import release
+
+    release()
 
 
 def bang_bang_action(space, rng: np.random.Generator) -> np.ndarray:

@@ -20,8 +20,10 @@ from pixelrig.cameras.mounts import fixed_view, view_to_extrinsics
 from pixelrig.envs.panda import PushExpert
 from pixelrig.envs.scenes import PrimitivesEnv
 
-from .conftest import assert_trees_equal, egl_or_skip, gl_or_skip, physics_state
+from .conftest import assert_trees_equal, gl_or_skip, physics_state
 from .worlds import BuiltByFunctionEnv, plane, write_arm_urdf
+
+pytestmark = pytest.mark.usefixtures("release_gl")  # pybullet's EGL plugin cannot start beside gl
 
 RENDERERS = ("tiny", "gl", "egl")
 ALL3D = ("rgb", "depth", "label", "points", "normal", "link", "class")
@@ -45,23 +47,8 @@ NORMAL_DEG = 5.0
 BOX_TOL_M = 0.001
 
 
-@pytest.fixture(autouse=True)
-def _release_gl():
-    """Free the gl context after each test: pybullet's EGL plugin (the egl cases) cannot start beside it."""
-    yield
-    from pixelrig.render.gl import release
-
-    release()
 
 
-@pytest.fixture(params=RENDERERS)
-def renderer(request: pytest.FixtureRequest) -> str:
-    """'tiny', 'gl' and 'egl' (gl and egl skipped with a reason where they cannot run; CI fails instead)."""
-    if request.param == "egl":
-        egl_or_skip()
-    if request.param == "gl":
-        gl_or_skip()
-    return request.param
 
 
 def primitives(renderer: str, cams: list[Camera], **kwargs) -> PixelObs:

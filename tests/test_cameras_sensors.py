@@ -24,8 +24,9 @@ from pixelrig.datasets.frames import depth_to_mm
 from pixelrig.envs.scenes import PrimitivesEnv
 from pixelrig.render.registry import BACKENDS
 
-from .conftest import egl_or_skip, gl_or_skip
 from .worlds import BuiltByFunctionEnv, plane
+
+pytestmark = pytest.mark.usefixtures("release_gl")  # pybullet's EGL plugin cannot start beside gl
 
 RENDERERS = ("tiny", "gl", "egl")
 ALL3D = ("rgb", "depth", "label", "points", "normal")
@@ -53,23 +54,8 @@ NORMAL_DEG = 5.0
 DISTORTION = (-0.12, 0.02, 0.002, -0.001, 0.0)
 
 
-@pytest.fixture(autouse=True)
-def _release_gl():
-    """Free the gl context after each test: pybullet's EGL plugin (the egl cases) cannot start beside it."""
-    yield
-    from pixelrig.render.gl import release
-
-    release()
 
 
-@pytest.fixture(params=RENDERERS)
-def renderer(request: pytest.FixtureRequest) -> str:
-    """'tiny', 'gl' and 'egl' (gl and egl skipped with a reason where they cannot run; CI fails instead)."""
-    if request.param == "egl":
-        egl_or_skip()
-    if request.param == "gl":
-        gl_or_skip()
-    return request.param
 
 
 def project(points: np.ndarray, k: np.ndarray, e: np.ndarray, dist=None) -> np.ndarray:

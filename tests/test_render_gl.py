@@ -22,16 +22,9 @@ from pixelrig.tools.bench.fidelity import agreement
 
 from .conftest import egl_or_skip
 
+pytestmark = pytest.mark.usefixtures("release_gl")  # pybullet's EGL plugin cannot start beside gl
+
 needs_gl = pytest.mark.usefixtures("gl_required")  # skips without gl; fails under PIXELRIG_REQUIRE_EGL=1
-
-
-@pytest.fixture(autouse=True)
-def _release_gl():
-    """Free the GL context after each test: pybullet's EGL plugin (other tests' egl envs) cannot start beside it."""
-    yield
-    from pixelrig.render.gl import release
-
-    release()
 
 ENVS = [
     ("pixelrig/CartPole-v0", {}),

@@ -118,8 +118,13 @@ def test_sync_mode_and_seeds() -> None:
         b.close()
 
 
-def test_worker_exception_is_raised_with_its_traceback() -> None:
-    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False,
+WORKERS = {"async": {}, "batched-2": {"vectorization_mode": "batched", "num_workers": 2}}
+"""The two ways envs run in worker processes: one env each, and batched (one each here, over 2 workers)."""
+
+
+@pytest.mark.parametrize("mode", WORKERS)
+def test_worker_exception_is_raised_with_its_traceback(mode: str) -> None:
+    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False, **WORKERS[mode],
                     env_kwargs={"source": "kuka_iiwa/model.urdf", "reward_fn": fails_after_a_few_steps})
     try:
         venv.reset(seed=0)
@@ -127,14 +132,17 @@ def test_worker_exception_is_raised_with_its_traceback() -> None:
             for _ in range(10):
                 venv.step(np.zeros((2, 7), np.float32))
         message = str(err.value)
-        assert message.startswith("make_vec worker ") and "reward blew up at step 3 (on purpose)" in message
+        assert message.startswith("make_vec worker 0 failed: ") and "reward blew up at step 3 (on purpose)" in message
         assert "--- worker traceback ---" in message and "fails_after_a_few_steps" in message
+        with pytest.raises(RuntimeError, match=re.escape("cannot go on after an earlier failure")):
+            venv.step(np.zeros((2, 7), np.float32))
     finally:
-        venv.close(terminate=True)
+        venv.close()
 
 
-def test_dead_worker_is_reported_not_a_hang() -> None:
-    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False,
+@pytest.mark.parametrize("mode", WORKERS)
+def test_dead_worker_is_reported_not_a_hang(mode: str) -> None:
+    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False, **WORKERS[mode],
                     env_kwargs={"source": "kuka_iiwa/model.urdf", "reward_fn": dies_after_a_few_steps})
     try:
         venv.reset(seed=0)
@@ -143,7 +151,7 @@ def test_dead_worker_is_reported_not_a_hang() -> None:
             for _ in range(10):
                 venv.step(np.zeros((2, 7), np.float32))
     finally:
-        venv.close(terminate=True)
+        venv.close()
 
 
 def test_worker_dying_at_start_is_reported_with_its_exit_code_and_stderr() -> None:

@@ -19,7 +19,6 @@ from pixelrig.vector.factory import EnvFactory
 from pixelrig.vector.make import make_vec
 
 from .conftest import assert_trees_equal, child_pids, new_children
-from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps
 
 pytestmark = pytest.mark.usefixtures("gl_required")  # skips without gl; fails under PIXELRIG_REQUIRE_EGL=1
 
@@ -328,36 +327,6 @@ def test_bad_input_raises_before_anything_starts(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ValueError, match=re.escape("num_workers=3 is more than num_envs=2")):
         BatchedVectorEnv([EnvFactory(CART)] * 2, num_workers=3)
     assert [list(r) for r in worker_slices(5, 3)] == [[0, 1], [2, 3], [4]]
-
-
-def test_worker_exception_is_raised_with_its_traceback() -> None:
-    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False, vectorization_mode="batched", num_workers=2,
-                    env_kwargs={"source": "kuka_iiwa/model.urdf", "reward_fn": fails_after_a_few_steps})
-    try:
-        venv.reset(seed=0)
-        with pytest.raises(ArithmeticError) as err:
-            for _ in range(10):
-                venv.step(np.zeros((2, 7), np.float32))
-        message = str(err.value)
-        assert message.startswith("make_vec worker 0 failed: ") and "reward blew up at step 3 (on purpose)" in message
-        assert "--- worker traceback ---" in message and "fails_after_a_few_steps" in message
-        with pytest.raises(RuntimeError, match=re.escape("cannot go on after an earlier failure")):
-            venv.step(np.zeros((2, 7), np.float32))
-    finally:
-        venv.close()
-
-
-def test_dead_worker_is_reported_not_a_hang() -> None:
-    venv = make_vec("pixelrig/Robot-v0", 2, pixels=False, vectorization_mode="batched", num_workers=2,
-                    env_kwargs={"source": "kuka_iiwa/model.urdf", "reward_fn": dies_after_a_few_steps})
-    try:
-        venv.reset(seed=0)
-        with pytest.raises(RuntimeError, match=r"a make_vec worker process died during step: worker \d "
-                                               r"\(exit code 7\)"):
-            for _ in range(10):
-                venv.step(np.zeros((2, 7), np.float32))
-    finally:
-        venv.close()
 
 
 def test_sensor_cameras_in_a_batched_env_equal_a_sync_one() -> None:
