@@ -245,6 +245,14 @@ MUTANTS: tuple[Mutant, ...] = (
            edits=(Edit("pixelrig/envs/control.py",
                        "for j, lo, hi in zip(joints[1:], lower[1:], upper[1:], strict=True):",
                        "for j, lo, hi in []:"),)),
+    Mutant("rllib-images-into-mlp", "RLlib's pixel encoder flattens the images into the MLP instead of a CNN per image",
+           ("tests/test_integrations_rllib.py::test_the_default_module_has_a_cnn_per_image_key_and_an_mlp_for_the_rest",),
+           edits=(Edit("pixelrig/integrations/rllib_model.py",
+                       "    return isinstance(space, gym.spaces.Box) and len(space.shape) == 3",
+                       "    return False"),)),
+    Mutant("frame-stack-across-episodes", "FrameStack keeps the ended episode's frames after an autoreset",
+           ("tests/test_vector_stack.py::test_equals_frame_stack_observation_in_each_env_through_autoresets",),
+           edits=(Edit("pixelrig/vector/stack.py", "            if restart.any():", "            if False:"),)),
 )
 
 

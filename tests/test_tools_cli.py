@@ -157,3 +157,14 @@ def test_bench_runs_each_section_in_a_process_of_its_own(tmp_path: Path) -> None
     assert out.stdout.count("pixelrig bench, ") == 2, out.stdout
     report = json.loads((tmp_path / "b.json").read_text())
     assert {"date", "machine", "pybullet", "pixelrig", "snapshot", "addrender"} == set(report)
+
+
+def test_bench_rllib_section_is_skipped_with_the_install_hint_without_ray(tmp_path: Path) -> None:
+    """Where Ray is not installed (here: hidden from the import system), the rllib section says what to install
+    and the report goes on without it."""
+    code = ("import sys; sys.modules['ray'] = None; from pixelrig.tools.bench.main import main; "
+            f"sys.exit(main(['--sections', 'rllib', '--json', {str(tmp_path / 'b.json')!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "## rllib: skipped, Ray RLlib not installed (pip install 'ray[rllib]' torch)" in out.stdout, out.stdout
+    assert "rllib" not in json.loads((tmp_path / "b.json").read_text())

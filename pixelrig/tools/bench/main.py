@@ -38,7 +38,7 @@ from pixelrig.tools.bench.rig import (
 )
 
 SECTIONS = ("headline", "matrix", "renderers", "batched", "lod", "addrender", "snapshot", "vector", "datasets",
-            "soak")
+            "rllib", "soak")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +132,19 @@ def main(argv: list[str] | None = None) -> int:
                                                   repeats=1 if quick else min(3, args.repeats))
             print("\n## datasets: recording and replay against live stepping (PandaPush-v0, frames/s)\n"
                   + format_datasets(report["datasets"]))
+    if "rllib" in sections:
+        from pixelrig.tools.bench.rllib import INSTALL_HINT, rllib_missing
+
+        if rllib_missing():
+            print(f"\n## rllib: skipped, {rllib_missing()} not installed ({INSTALL_HINT})")
+        else:
+            from pixelrig.tools.bench.rllib import format_rllib
+            from pixelrig.tools.bench.rllib import measure as rllib_measure
+
+            report["rllib"] = rllib_measure(steps=160 if args.quick else 400, repeats=min(2 if args.quick else 3,
+                                                                                        args.repeats))
+            print("\n## RLlib env runners on batched envs vs plain make_vec stepping (CartPole-v0, 48² RGB, env "
+                  "steps/s)\n" + format_rllib(report["rllib"]))
     if "soak" in sections:
         report["soak"] = soak(2_000 if args.quick else 20_000, warmup=500 if args.quick else 2_000,
                               every=100 if args.quick else 1_000)

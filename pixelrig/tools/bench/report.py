@@ -15,6 +15,7 @@ from pixelrig.tools.bench.datasets import format_datasets
 from pixelrig.tools.bench.fidelity import format_fidelity
 from pixelrig.tools.bench.lod import format_lod
 from pixelrig.tools.bench.rig import format_table
+from pixelrig.tools.bench.rllib import format_rllib
 
 START = "<!-- bench:start (generated from docs/bench.json by python -m pixelrig.tools.bench.report) -->"
 END = "<!-- bench:end -->"
@@ -96,6 +97,13 @@ def render(report: dict[str, Any]) -> str:
                      "included, best of "
                      f"{r['repeats']}; replay re-renders with the same rig, so a live run of the same actions is "
                      "what it replaces):\n\n" + format_datasets(report["datasets"]))
+    if "rllib" in report:
+        r = report["rllib"]
+        parts.append(f"**RLlib env runners** (`benchmarks/rllib_scaling.py`, measured {r.get('date', '?')}: "
+                     f"{r['env']} from a {r['size']}² tracking camera, {r['renderer']}; each runner steps a batched "
+                     "vector env and samples with "
+                     "`SingleAgentEnvRunner.sample`, episodes returned to the driver, against the same envs stepped "
+                     "in a plain loop):\n\n" + format_rllib(r))
     if "soak" in report:
         r = report["soak"]
         parts.append(f"**Soak**: {r['frames']:,} PixelObs frames (CartPole, default rig, resets included). Peak RSS "
