@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed-stamp
 NEWEST_PYTHON := python3.13
 PYTEST_ARGS ?=
 
-.PHONY: test test-newest test-long test-slow test-learning test-gym-range test-mutants demo bench golden lint clean
+.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants demo bench golden lint clean
 
 # torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
@@ -48,7 +48,11 @@ test-newest:
 	$(MAKE) test PYTHON=$(NEWEST_PYTHON)
 
 test-long: $(STAMP)
-	$(PY) -m pytest -m "slow and not learning"
+	$(PY) -m pytest -m "slow and not learning and not ray_cluster"
+
+# A two-node Ray cluster started on this machine (two `ray start` processes): runners on both, one killed mid-run.
+test-cluster: $(STAMP)
+	$(PY) -m pytest -m ray_cluster
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
@@ -65,7 +69,7 @@ test-learning: $(STAMP)
 # run on both ends passed when the range was set; CI's 90 minutes hold these files, not three whole suites.
 GYM_RANGE := 1.0.0 1.4.0
 GYM_TESTS ?= tests/test_snapshots_gymnasium_internals.py tests/test_snapshots.py tests/test_vector.py tests/test_vector_batched.py \
-	tests/test_vector_autoreset.py \
+	tests/test_vector_autoreset.py tests/test_vector_stack.py \
 	tests/test_envs_tasks_and_checkers.py tests/test_wrappers_pixel_obs.py tests/test_wrappers_video_recorder.py tests/test_integrations_training.py
 test-gym-range: $(STAMP)
 	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v$(if $(filter 3.11,$(PYVER)),,-py$(PYVER)); \

@@ -252,6 +252,7 @@ EVAL_SEEDS = list(range(1000, 1010))
 
 @pytest.mark.slow
 @pytest.mark.learning
+@pytest.mark.ci_learning
 @pytest.mark.timeout(900)
 def test_rllib_ppo_learns_cartpole_from_pixels_only(local_ray) -> None:
     """RLlib's PPO from 48x48 RGB alone (examples/rllib_pixels.py: the camera tracking the cart, 3 frames stacked

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib")
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster, pytest.mark.timeout(600)]
 
 RAY = str(Path(sys.executable).with_name("ray"))
 CAM = {"name": "front", "width": 32, "height": 32, "eye": (0.0, -2.6, 0.45), "target": (0.0, 0.0, 0.35),
