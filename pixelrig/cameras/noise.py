@@ -16,11 +16,10 @@ import cv2
 import numpy as np
 
 NAN = math.nan
-"""The one NaN object ``invalid`` holds, so that cameras with ``invalid=nan`` compare equal (a dataclass compares
-field tuples, and tuples compare identical objects as equal)."""
+"""The NaN ``invalid`` holds when asked for NaN."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SensorNoise:
     """What a camera's readings suffer; every effect is off by default.
 
@@ -105,6 +104,20 @@ class SensorNoise:
                                  "0 <= min < max")
             object.__setattr__(self, "depth_range", (lo, hi))
         object.__setattr__(self, "invalid", _invalid(self.invalid))
+
+    def _key(self) -> tuple[Any, ...]:
+        """The fields as a tuple, with a NaN ``invalid`` spelled ``"nan"``: NaN never equals itself, and Python
+        3.13's dataclasses compare field by field (3.11's compared tuples, which let one NaN object equal itself)."""
+        return tuple("nan" if f.name == "invalid" and math.isnan(self.invalid) else getattr(self, f.name)
+                     for f in fields(self))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     # ---- what is on ------------------------------------------------------------------------------------------
 
