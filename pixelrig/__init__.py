@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "DatasetWriteError": "pixelrig.errors",
     "DisplayUnavailable": "pixelrig.errors",
     "HumanWindow": "pixelrig.wrappers.human_window",
+    "Lighting": "pixelrig.render.lighting",
     "PixelObs": "pixelrig.wrappers.pixel_obs",
     "PointCloudObs": "pixelrig.wrappers.point_cloud",
     "PortInUseError": "pixelrig.errors",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         ReplayWorkerError,
     )
     from pixelrig.render.choice import resolve_renderer
+    from pixelrig.render.lighting import Lighting
     from pixelrig.snapshots import Snapshot, restore, snapshot
     from pixelrig.vector.make import make_vec
     from pixelrig.wrappers.browser_view import BrowserView
@@ -79,6 +81,7 @@ __all__ = [
     "DatasetWriteError",
     "DisplayUnavailable",
     "HumanWindow",
+    "Lighting",
     "PixelObs",
     "PointCloudObs",
     "PortInUseError",

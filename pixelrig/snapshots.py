@@ -159,20 +159,21 @@ def _hashable(key: Any) -> Any:
     return tuple(_hashable(k) for k in key) if isinstance(key, list | tuple) else key
 
 
-def _describe(value: Any) -> Any:
-    """A JSON-friendly description of a constructor argument, for identity checks (never turned back into
-    objects)."""
+def describe(value: Any) -> Any:
+    """A JSON-friendly description of a constructor argument, for identity checks and dataset metadata (never turned
+    back into objects here; pixelrig's dataclasses, e.g. ``Randomization`` and ``Lighting``, are described field by
+    field so that a dataset can rebuild them)."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, list | tuple):
-        return [_describe(v) for v in value]
+        return [describe(v) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): _describe(v) for k, v in value.items()}
+        return {str(k): describe(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {"__dataclass__": f"{type(value).__module__}:{type(value).__qualname__}",
-                **{f.name: _describe(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+                **{f.name: describe(getattr(value, f.name)) for f in dataclasses.fields(value)}}
     if callable(value):
         return {"__callable__": f"{getattr(value, '__module__', '?')}:{getattr(value, '__qualname__', repr(value))}"}
     return {"__repr__": repr(value)}
@@ -217,7 +218,7 @@ def identity(env: gym.Env) -> dict[str, Any]:
     return {
         "id": spec.id if spec is not None else None,
         "entry_point": _qualname(base),
-        "kwargs": _describe(kwargs),
+        "kwargs": describe(kwargs),
         "model_sha256": hashes,
         "wrappers": [_qualname(w) for w in wrapper_stack(env)],
     }

@@ -170,3 +170,19 @@ def xvfb() -> str:
         os.environ["DISPLAY"] = old
     proc.terminate()
     proc.wait(timeout=10)
+
+
+def assert_restores_exactly(env, fresh, snap, run, fresh_seed: int = 0) -> None:
+    """``run(env)`` (the same actions, returning what they gave) equals itself, bit for bit, after restoring ``snap``
+    into ``env`` in place, into ``env`` rebuilt, and from its bytes into ``fresh`` reset with ``fresh_seed``."""
+    from pixelrig import Snapshot, restore
+
+    restore(env, snap)
+    first = run(env)
+    restore(env, snap)
+    assert_trees_equal(run(env), first)
+    restore(env, snap, rebuild=True)
+    assert_trees_equal(run(env), first)
+    fresh.reset(seed=fresh_seed)
+    restore(fresh, Snapshot.from_bytes(snap.to_bytes()))
+    assert_trees_equal(run(fresh), first)

@@ -40,11 +40,34 @@ def _registered(env_id: str, **kwargs: Any) -> Callable[[str], gym.Env]:
     return make
 
 
+def _looks(renderer: str) -> gym.Env:
+    """PandaPush lit from the front left in a warm light, casting shadows, its table, ground and cube textured (seeded
+    procedural textures); pybullet's EGL plugin draws the light's direction only and no texture set at run time, so
+    its golden has that light alone."""
+    from pixelrig.envs.randomization import Randomization
+    from pixelrig.render.lighting import Lighting
+
+    light = Lighting(direction=(0.6, -0.5, 0.8))
+    if renderer != "egl":
+        light = Lighting(direction=(0.6, -0.5, 0.8), color=(1.0, 0.85, 0.7), ambient=0.5, diffuse=0.45, specular=0.1,
+                         shadows=True)
+    textures = Randomization(textures={"table": "procedural:marble", "ground": "procedural:checkers",
+                                       "cube": "procedural:stripes"})
+    return gym.make("pixelrig/PandaPush-v0", renderer=renderer, lighting=light,
+                    randomize=None if renderer == "egl" else textures)
+
+
 SCENES: dict[str, Callable[[str], gym.Env]] = {
     "primitives": _primitives,
     "cartpole": _registered("pixelrig/CartPole-v0"),
     "pandapush": _registered("pixelrig/PandaPush-v0"),  # at the default visual_detail ("simplified")
     "pandapush_full": _registered("pixelrig/PandaPush-v0", visual_detail="full"),
+    "pandalift": _registered("pixelrig/PandaLift-v0"),
+    "pandapickplace": _registered("pixelrig/PandaPickPlace-v0"),
+    "pandastack": _registered("pixelrig/PandaStack-v0"),
+    "pandapeginsert": _registered("pixelrig/PandaPegInsert-v0"),
+    "pandapickobject": _registered("pixelrig/PandaPickObject-v0"),
+    "pandapush_looks": _looks,  # lit, shadowed, textured
 }
 """Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)``."""
 

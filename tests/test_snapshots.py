@@ -11,6 +11,7 @@ import re
 import struct
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import gymnasium as gym
@@ -153,14 +154,14 @@ def test_only_declared_state_changes_during_episodes(env_id: str) -> None:
 
 def _plain(value):
     """Comparable form of an attribute value (objects by their __dict__)."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # read-only mappings too (a Randomization's per-body ranges)
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, np.ndarray | float | int | str | bool) or value is None:
         return value
     if dataclasses.is_dataclass(value):
-        return _plain(dataclasses.asdict(value))
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return repr(type(value))
 
 

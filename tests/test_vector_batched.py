@@ -231,9 +231,9 @@ def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.M
     passes: list[int] = []
     submit = GlPipeline.submit
 
-    def counted(self, owners, requests):
+    def counted(self, owners, requests, lightings=None):
         passes.append(len(requests))
-        return submit(self, owners, requests)
+        return submit(self, owners, requests, lightings)
 
     monkeypatch.setattr(GlPipeline, "submit", counted)
     cams = small_push_cams()

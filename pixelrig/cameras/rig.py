@@ -240,6 +240,12 @@ class CameraRig:
         """Link id -> ``"body/link"`` for the bound scene (link images carry these ids; -1 is background)."""
         self.link_classes: dict[int, int] = {}
         """Link id -> class id under ``classes`` for the bound scene (0 = unclassified)."""
+        self.backdrop: Callable[[int], np.ndarray | None] | None = None
+        """Camera index -> an (H, W, 3) uint8 image the camera's RGB shows where it sees the background (label -1) or
+        a body of :attr:`backdrop_bodies`, or None (PixelObs's ``background=``); depth and labels are untouched. Its
+        cameras' requests ask for the segmentation pass."""
+        self.backdrop_bodies: frozenset[int] = frozenset()
+        """Body ids that :attr:`backdrop` also covers."""
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Box]:
@@ -359,7 +365,8 @@ class CameraRig:
             cam, view, lens = self.cameras[i], views[i], self._lenses[i]
             width, height = lens.draw_size
             out.append(CameraRequest(width, height, tuple(view), tuple(lens.projection),
-                                     cam.segmentation or ("normal" in cam.modalities and estimated),
+                                     cam.segmentation or ("normal" in cam.modalities and estimated)
+                                     or (self.backdrop is not None and "rgb" in cam.modalities),
                                      "normal" in cam.modalities))
             if "depth_stereo" in cam.modalities:
                 out.append(CameraRequest(width, height, right_view(view, cam.stereo_baseline),
@@ -428,7 +435,7 @@ class CameraRig:
             if mod == "depth_stereo":
                 continue
             if mod == "rgb":
-                out[f"{name}/rgb"] = rgba_to_rgb(frame.rgba)
+                out[f"{name}/rgb"] = self._behind(i, rgba_to_rgb(frame.rgba), frame.seg)
             elif mod == "depth":
                 out[f"{name}/depth"] = zbuffer_to_depth(frame.zbuffer, cam.near, cam.far)
             elif mod == "label":
@@ -461,7 +468,8 @@ class CameraRig:
             if mod == "depth_stereo":
                 continue
             if mod == "rgb":
-                out[f"{name}/rgb"] = remap.rgb(rgba_to_rgb(frame.rgba))
+                rgb = remap.rgb(rgba_to_rgb(frame.rgba))
+                out[f"{name}/rgb"] = rgb if self.backdrop is None else self._behind(i, rgb, remap.pick(frame.seg))
                 continue
             if mod in ("depth", "points") or (mod == "normal" and frame.normal is None):
                 if metres is None:
@@ -492,6 +500,19 @@ class CameraRig:
                 if link is None:
                     link = segmentation_to_link(seg, self._first_link)  # type: ignore[arg-type]
                 out[f"{name}/{mod}"] = link if mod == "link" else link_to_class(link, self._link_class)
+
+    def _behind(self, i: int, rgb: np.ndarray, seg: np.ndarray | None) -> np.ndarray:
+        """Camera ``i``'s RGB with :attr:`backdrop`'s image where its segmentation ``seg`` shows the background or a
+        backdrop body (``rgb`` itself without a backdrop)."""
+        image = self.backdrop(i) if self.backdrop is not None and seg is not None else None
+        if image is None:
+            return rgb
+        label = segmentation_to_label(seg)[..., 0]
+        mask = label == -1
+        if self.backdrop_bodies:
+            mask |= np.isin(label, np.fromiter(self.backdrop_bodies, np.int64))
+        rgb[mask] = image[mask]
+        return rgb
 
     def _stereo(self, i: int, cam: Camera, left: Frame, right: Frame) -> np.ndarray:
         """Camera ``i``'s ``depth_stereo`` image from its left (own) and right frames: the projector's dots added to

@@ -7,10 +7,12 @@ TOML: one ``[[cameras]]`` table per camera.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
-from pixelrig.cameras.rig import as_cameras
+from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.cameras.spec import Camera
 
 
@@ -42,3 +44,15 @@ def load_rig(path: str | Path) -> tuple[Camera, ...]:
         return as_cameras(cams)
     except ValueError as exc:
         raise ValueError(f"rig file {path}: {exc}") from None
+
+
+def rig_cameras(cams: Iterable[CameraLike] | str | os.PathLike[str]) -> tuple[Camera, ...]:
+    """The cameras of a rig given either way: a rig file's path (:func:`load_rig`), or Cameras and camera dicts.
+
+    Raises:
+        FileNotFoundError: no such rig file.
+        ValueError: as :func:`load_rig`, or an invalid camera, a duplicate name, an empty rig.
+    """
+    if isinstance(cams, str | os.PathLike):
+        return load_rig(cams)
+    return as_cameras(cams)

@@ -1,8 +1,9 @@
 """Datasets people train on, from pixelrig envs: ``DatasetRecorder`` writes LeRobot v3.0 folders and robomimic HDF5
-files as episodes run, with each step's snapshot; ``replay`` re-renders them with another camera rig.
+files as episodes run, with each step's snapshot; ``replay`` re-renders them with another camera rig;
+``pixelrig.datasets.collect.collect`` runs a task's scripted expert into one, from worker processes.
 
 Importing this package is light: pyarrow (LeRobot) and h5py (robomimic), the ``pixelrig[datasets]`` extra, are
-imported when a dataset is opened, tqdm when ``replay`` runs.
+imported when a dataset is opened, tqdm when ``replay`` or ``collect`` runs.
 """
 
 from pixelrig.datasets.formats import open_dataset

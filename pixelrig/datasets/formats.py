@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pixelrig.datasets.frames import Frame, StoredFrame
+from pixelrig.datasets.frames import EpisodeAttrs, Frame, StoredFrame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.target import check_format, detect_format, prepare_target
 
@@ -30,8 +30,9 @@ class EpisodeWriter(Protocol):
     def add_frame(self, frame: Frame) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
 
-    def end_episode(self, final_snapshot: bytes, end: str) -> int:
-        """Commit the episode in progress; ``end`` is "terminated", "truncated" or "cut". Returns its index."""
+    def end_episode(self, final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None) -> int:
+        """Commit the episode in progress; ``end`` is "terminated", "truncated" or "cut"; ``attrs`` are stored with
+        it (:func:`~pixelrig.datasets.frames.check_attrs`). Returns its index."""
 
     def abort_episode(self) -> None:
         """Drop the episode in progress (its files are removed)."""
@@ -52,6 +53,9 @@ class DatasetReader(Protocol):
 
     def episode_end(self, episode: int) -> str:
         """How ``episode`` ended: "terminated", "truncated" or "cut"."""
+
+    def episode_attrs(self, episode: int) -> dict[str, bool | int | float | str]:
+        """What ``end_episode(attrs=...)`` stored with ``episode`` (empty when nothing was)."""
 
     def frames(self, episode: int) -> Iterator[StoredFrame]:
         """The episode's frames in order, read in bounded memory."""
@@ -82,12 +86,22 @@ def open_writer(path: str | os.PathLike[str], fmt: str, info: DatasetInfo, overw
         ValueError: an unknown format, both flags, or resuming a dataset that records something else.
         DatasetWriteError: the path cannot be written.
     """
+    path = check_dataset_path(path, fmt)
+    resuming = prepare_target(path, fmt, overwrite, resume)
+    return writer_class(fmt)(path, info, resume=resuming)
+
+
+def check_dataset_path(path: str | os.PathLike[str], fmt: str) -> Path:
+    """``path`` as a Path, if a dataset of format ``fmt`` can be written there (nothing is touched).
+
+    Raises:
+        ValueError: an unknown format, or a robomimic path not named ``*.hdf5`` / ``*.h5``.
+    """
     check_format(fmt)
     path = Path(path)
     if fmt == "robomimic" and path.suffix.lower() not in (".hdf5", ".h5"):
         raise ValueError(f"a robomimic dataset is one HDF5 file: name it *.hdf5 (got {str(path)!r})")
-    resuming = prepare_target(path, fmt, overwrite, resume)
-    return writer_class(fmt)(path, info, resume=resuming)
+    return path
 
 
 def writer_class(fmt: str) -> type:
@@ -111,8 +125,9 @@ def open_dataset(path: str | os.PathLike[str]) -> DatasetReader:
 
     Returns:
         A ``LeRobotReader`` or ``RobomimicReader``: ``info`` (:class:`DatasetInfo`), ``num_episodes``,
-        ``episode_length(e)``, ``episode_end(e)``, ``frames(e)`` (actions, rewards, flags, states and snapshots),
-        ``final_snapshot(e)``, and per camera ``rgb(e, cam)`` / ``depth(e, cam)``; ``close()`` when done.
+        ``episode_length(e)``, ``episode_end(e)``, ``episode_attrs(e)``, ``frames(e)`` (actions, rewards, flags,
+        states and snapshots), ``final_snapshot(e)``, and per camera ``rgb(e, cam)`` / ``depth(e, cam)``; ``close()``
+        when done.
 
     Raises:
         FileNotFoundError: nothing at ``path``.

@@ -1,5 +1,5 @@
 """A recorded step as the formats write it (:class:`Frame`, :class:`Observation`) and read it back
-(:class:`StoredFrame`), and depth in stored millimetres."""
+(:class:`StoredFrame`), depth in stored millimetres, and the attributes stored with an episode."""
 
 from __future__ import annotations
 
@@ -89,3 +89,37 @@ class StoredFrame:
     truncated: bool
     state: np.ndarray | None
     snapshot: bytes
+
+
+EpisodeAttrs = Mapping[str, bool | int | float | str]
+"""Values stored with one episode (``pixelrig collect``: its ``seed`` and ``success``): LeRobot's
+``meta/episodes`` column ``pixelrig/<name>``, robomimic's ``data/demo_k`` attribute ``pixelrig_<name>``."""
+
+RESERVED_ATTRS = ("end",)
+"""Attribute names the writers use themselves (``pixelrig/end``, ``pixelrig_end``)."""
+
+
+def check_attrs(attrs: EpisodeAttrs | None) -> dict[str, bool | int | float | str]:
+    """``attrs`` as a dict, checked: names are lowercase identifiers other than :data:`RESERVED_ATTRS`, values
+    plain bools, ints, floats or strings (one type per name across a dataset: LeRobot reads its episodes' rows as one
+    table).
+
+    Raises:
+        ValueError: a bad name or value (the message names it).
+    """
+    out: dict[str, bool | int | float | str] = {}
+    for name, value in (attrs or {}).items():
+        if not (isinstance(name, str) and name.isidentifier() and name.islower()) or name in RESERVED_ATTRS:
+            raise ValueError(f"episode attribute name {name!r} must be a lowercase identifier other than "
+                             f"{RESERVED_ATTRS}")
+        if not isinstance(value, bool | int | float | str):
+            raise ValueError(f"episode attribute {name!r}={value!r} must be a bool, int, float or str")
+        out[name] = value
+    return out
+
+
+def plain_attr(value: Any) -> bool | int | float | str:
+    """A stored episode attribute as the Python value it was (HDF5 gives numpy scalars and may give bytes)."""
+    if isinstance(value, bytes):
+        return value.decode()
+    return value.item() if isinstance(value, np.generic) else value

@@ -57,6 +57,9 @@ class DatasetInfo:
         action_dtype: "float32" (Box) or "int64" (Discrete).
         pixelrig_version: the version that wrote the dataset.
         replayed_from: the dataset this one was re-rendered from (None for a recording).
+        collected: how :func:`~pixelrig.datasets.collect.collect` made the episodes (``task``, ``expert``, the
+            first ``seed``, ``keep``), None for episodes recorded otherwise; each episode's ``seed`` and ``success``
+            are its attributes (``episode_attrs(e)``).
     """
 
     env_id: str | None
@@ -73,6 +76,7 @@ class DatasetInfo:
     action_dtype: str
     pixelrig_version: str
     replayed_from: str | None = None
+    collected: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict, with the conventions spelled out for people reading the file."""
@@ -101,6 +105,7 @@ class DatasetInfo:
                 state_shape=None if data["state_shape"] is None else tuple(data["state_shape"]),
                 action_shape=tuple(data["action_shape"]), action_dtype=data["action_dtype"],
                 pixelrig_version=data["pixelrig_version"], replayed_from=data.get("replayed_from"),
+                collected=data.get("collected"),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"dataset metadata lacks pixelrig's description ({type(exc).__name__}: {exc}): "

@@ -9,7 +9,8 @@ episode has its own files, so a finished episode is never rewritten)::
     meta/tasks.parquet                  task strings (the index) -> task_index
     meta/episodes/chunk-{c}/file-{f}.parquet   one row per episode: episode_index, tasks, length, dataset_from/to
                                         _index, data/ and videos/<key>/ chunk_index, file_index, from/to_timestamp,
-                                        meta/episodes/ chunk and file, stats/<feature>/<stat>, pixelrig/end
+                                        meta/episodes/ chunk and file, stats/<feature>/<stat>, pixelrig/end, and
+                                        pixelrig/<name> per episode attribute (pixelrig collect's seed, success)
     data/chunk-{c}/file-{f}.parquet     one row per frame: observation.state, action, next.reward,
                                         next.terminated, next.truncated, next.done, observation.depth.<cam>
                                         (uint16 mm), timestamp, frame_index, episode_index, index, task_index
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from pixelrig.datasets.files import LOW_SPACE, atomic_write_bytes, atomic_write_json, check_writable_folder, writing
-from pixelrig.datasets.frames import Frame, StoredFrame
+from pixelrig.datasets.frames import EpisodeAttrs, Frame, StoredFrame, check_attrs, plain_attr
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.stats import HistogramStats, aggregate_stats, stats_from_json, stats_to_json, vector_stats
 from pixelrig.display.video import VideoStream
@@ -50,6 +51,8 @@ VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.m
 EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 SNAPSHOTS_PATH = "snapshots/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 STAGING = ".partial"
+ATTR_PREFIX = "pixelrig/"
+"""The prefix of pixelrig's own columns in an episode's ``meta/episodes`` row (``pixelrig/end``, attributes)."""
 ROW_GROUP = 64
 """Frames per parquet row group: what the writer holds in memory between flushes."""
 
@@ -403,12 +406,14 @@ class LeRobotWriter:
             ep.snapshots.write_table(table)
             ep.snapshot_rows = []
 
-    def end_episode(self, final_snapshot: bytes, end: str) -> int:
+    def end_episode(self, final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None) -> int:
         """Finish the episode in progress and move it into the dataset (see the module docstring).
 
         Args:
             final_snapshot: the state after the last action.
             end: "terminated", "truncated" or "cut" (stored as ``pixelrig/end``).
+            attrs: values stored with the episode, each as a column ``pixelrig/<name>`` of its ``meta/episodes``
+                row (:func:`~pixelrig.datasets.frames.check_attrs`).
 
         Returns:
             The episode's index.
@@ -416,10 +421,11 @@ class LeRobotWriter:
         ep = self._episode
         if ep is None or ep.length == 0:
             raise RuntimeError("end_episode() with no frames recorded")
+        extra = check_attrs(attrs)
         with writing(f"episode {ep.index}", self.path, self.num_episodes):
             self._flush(final_snapshot)
             ep.close_files()
-            self._commit(ep, end)
+            self._commit(ep, end, extra)
         self._episode = None
         shutil.rmtree(self.path / STAGING, ignore_errors=True)
         return ep.index
@@ -435,7 +441,7 @@ class LeRobotWriter:
             stats[key] = vector_stats(values if values.ndim > 1 else values[:, None])
         return stats
 
-    def _commit(self, ep: _Episode, end: str) -> None:
+    def _commit(self, ep: _Episode, end: str, attrs: dict[str, bool | int | float | str]) -> None:
         pa = _pa()
         root, e, n = self.path, ep.index, ep.length
         new_task = self.info.task not in self.tasks
@@ -466,7 +472,8 @@ class LeRobotWriter:
         for key, s in stats_to_json(stats).items():
             for name, value in s.items():
                 row[f"stats/{key}/{name}"] = value
-        row["pixelrig/end"] = end
+        row[f"{ATTR_PREFIX}end"] = end
+        row.update({f"{ATTR_PREFIX}{name}": value for name, value in attrs.items()})
         table = pa.table({k: [v] for k, v in row.items()})
         atomic_write_bytes(root / _place(EPISODES_PATH, e), _parquet_bytes(table))
         target = root / _place(DATA_PATH, e)
@@ -534,7 +541,13 @@ class LeRobotReader:
 
     def episode_end(self, episode: int) -> str:
         """"terminated", "truncated" or "cut"."""
-        return str(self.episode_row(episode)["pixelrig/end"])
+        return str(self.episode_row(episode)[f"{ATTR_PREFIX}end"])
+
+    def episode_attrs(self, episode: int) -> dict[str, bool | int | float | str]:
+        """What ``end_episode(attrs=...)`` stored with ``episode`` (its ``pixelrig/<name>`` columns but ``end``)."""
+        row = self.episode_row(episode)
+        return {key.removeprefix(ATTR_PREFIX): plain_attr(value) for key, value in row.items()
+                if key.startswith(ATTR_PREFIX) and key != f"{ATTR_PREFIX}end"}
 
     def data_file(self, episode: int) -> Path:
         """The episode's data parquet file."""

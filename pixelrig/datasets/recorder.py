@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from pixelrig.envs.base import BulletEnv
 from pixelrig.errors import DatasetWriteError
 
 # wrapper_stack and wrapper_state are snapshot()'s own steps: the recorder repeats snapshot() with the identity cached
-from pixelrig.snapshots import Snapshot, identity, wrapper_stack, wrapper_state
+from pixelrig.snapshots import Snapshot, describe, identity, wrapper_stack, wrapper_state
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 
@@ -47,7 +48,7 @@ def env_description(inner: gym.Env) -> dict[str, Any]:
     ident = identity(inner)  # the kwargs snapshots check, without render options
     spec = base.spec
     given = dict(spec.kwargs) if spec is not None else dict(getattr(base, "init_kwargs", {}))
-    render = {k: v for k, v in given.items() if k in BulletEnv.RENDER_OPTIONS and k != "renderer"}
+    render = {k: describe(v) for k, v in given.items() if k in BulletEnv.RENDER_OPTIONS and k != "renderer"}
     return {
         "env_id": ident["id"],
         "env_kwargs": {**ident["kwargs"], **render},
@@ -84,6 +85,10 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
             Must be a whole number.
         overwrite: replace a dataset of this format already at ``path`` (anything else there is never deleted).
         resume: add episodes to the dataset at ``path``; it must record the same env, cameras and shapes.
+        writer: where the frames go instead of a dataset at ``path`` (then only named in messages, and ``overwrite``
+            and ``resume`` unused): a function given the recording's :class:`~pixelrig.datasets.DatasetInfo` that
+            returns an :class:`~pixelrig.datasets.formats.EpisodeWriter` (``pixelrig collect`` holds each episode
+            in memory this way until it knows whether to keep it).
 
     Raises:
         ValueError: no PixelObs underneath, no rgb or depth camera, an action space other than Box or Discrete, a
@@ -99,7 +104,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, path: str | os.PathLike[str], format: str = "lerobot",
                  task: str | None = None, fps: float | None = None, overwrite: bool = False,
-                 resume: bool = False) -> None:
+                 resume: bool = False, *, writer: Callable[[DatasetInfo], EpisodeWriter] | None = None) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, path=str(path), format=format, task=task, fps=fps,
                                                  overwrite=overwrite, resume=resume)
         gym.Wrapper.__init__(self, env)
@@ -141,7 +146,8 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
         self._fars = {c.name: c.far for c in cameras}
         self.path = Path(path)
-        self.writer: EpisodeWriter = open_writer(path, format, self.info, overwrite=overwrite, resume=resume)
+        self.writer: EpisodeWriter = writer(self.info) if writer is not None else \
+            open_writer(path, format, self.info, overwrite=overwrite, resume=resume)
         self._identity: dict[str, Any] | None = None
         self._obs: Observation | None = None  # the observation the next action is taken in
         self._snap: bytes | None = None       # the state it was rendered in

@@ -14,17 +14,19 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pixelrig.cameras.rig import CameraLike, as_cameras
-from pixelrig.cameras.rigfile import load_rig
+from pixelrig.cameras.rig import CameraLike
+from pixelrig.cameras.rigfile import rig_cameras
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.formats import DatasetReader, open_dataset, open_writer, writer_class
 from pixelrig.datasets.frames import Frame, Observation, StoredFrame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.rebuild import MakeEnv, make_recorded_env, recorded_env_args
 from pixelrig.datasets.replay_workers import Workers, loadable_elsewhere
-from pixelrig.datasets.rerender import EpisodeEnd, Item, SnapshotDrawer, episode_items
+from pixelrig.datasets.rerender import EpisodeEnd, Item, ReplayLooks, SnapshotDrawer, episode_items
 from pixelrig.datasets.robomimic import RobomimicReader
 from pixelrig.datasets.target import check_format, check_target, detect_format
+from pixelrig.envs.presets import LooksPreset
+from pixelrig.envs.randomization import Randomization
 from pixelrig.errors import DatasetWriteError
 from pixelrig.wrappers.pixel_obs import PixelObs
 
@@ -52,12 +54,6 @@ class ReplayResult:
     frames: int
     seconds: float
     workers: int = 1
-
-
-def _cameras(cams: Iterable[CameraLike] | str | os.PathLike[str]) -> tuple[Camera, ...]:
-    if isinstance(cams, str | os.PathLike):
-        return load_rig(cams)
-    return as_cameras(cams)
 
 
 def usable_cpus() -> int:
@@ -92,9 +88,9 @@ class _Local:
     """Renders in this process."""
 
     def __init__(self, reader: DatasetReader, make_pixel: Any, cameras: tuple[Camera, ...],
-                 needs_next_obs: bool) -> None:
+                 needs_next_obs: bool, looks: ReplayLooks | None) -> None:
         self.reader, self.needs_next_obs = reader, needs_next_obs
-        self.drawer = SnapshotDrawer(make_pixel, cameras)
+        self.drawer = SnapshotDrawer(make_pixel, cameras, looks)
         self.backend = self.drawer.backend
 
     def episode(self, e: int) -> Iterator[Item]:
@@ -149,12 +145,15 @@ def replay(
     overwrite: bool = False,
     progress: bool = True,
     workers: int | None = None,
+    looks: str | LooksPreset | Randomization | None = None,
+    looks_seed: int = 0,
 ) -> ReplayResult:
     """Re-render the dataset ``src`` with the rig ``cams`` into a new dataset ``dst``.
 
     Every frame's stored snapshot is restored and the new rig rendered, so the images equal those of a live run
     of the same actions with that rig, bit for bit (same renderer, same machine), whatever ``workers`` is. Actions,
-    rewards, flags, states and snapshots are copied; ``dst``'s metadata names the new cameras and ``replayed_from``.
+    rewards, flags, states, snapshots and each episode's attributes (:func:`~pixelrig.datasets.collect.collect`'s
+    seed and success) are copied; ``dst``'s metadata names the new cameras and ``replayed_from``.
     The new dataset is written beside ``dst`` under a hidden name and moved to ``dst`` when it is complete: if the
     replay fails or is interrupted, nothing is left at ``dst`` (an old dataset there stays as it was).
 
@@ -176,6 +175,12 @@ def replay(
             episodes in order, so that rendering and writing overlap. None (default): one per CPU core this
             process may use, with at most one worker per episode and per :data:`MIN_FRAMES_PER_WORKER` frames,
             and 1 when ``make_env`` cannot be sent to another process.
+        looks: re-render under new looks: a preset's name ("train", "test-hard"), a
+            :class:`~pixelrig.envs.presets.LooksPreset` or a :class:`~pixelrig.Randomization` whose look fields are
+            drawn per episode (see :class:`~pixelrig.datasets.rerender.SnapshotDrawer`); the physics restored is
+            the recording's, bit for bit. None: the recorded looks (light, textures, distractors; no background).
+        looks_seed: the new looks' seed (episode ``e`` draws from ``(looks_seed, e)``): the same seed gives the same
+            images.
 
     Returns:
         What was written.
@@ -183,14 +188,15 @@ def replay(
     Raises:
         FileNotFoundError: no dataset at ``src``.
         ValueError: no camera returns rgb or depth, the env cannot be rebuilt (the message names the fix), a
-            snapshot does not belong to the env or is corrupted, or a bad ``workers``.
+            snapshot does not belong to the env or is corrupted, a bad ``workers``, or bad ``looks``.
         DatasetExistsError: something is at ``dst`` and ``overwrite`` is False.
         DatasetWriteError: ``dst`` cannot be written (nothing is left there).
         ReplayWorkerError: a worker process died (an error a worker raises is raised here as it is).
     """
     start = time.perf_counter()
     dst = Path(dst)
-    cameras = _cameras(cams)
+    cameras = rig_cameras(cams)
+    new_looks = ReplayLooks.of(looks, looks_seed)
     rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
     depth = tuple(c.name for c in cameras if "depth" in c.modalities)
     if not rgb and not depth:
@@ -206,27 +212,28 @@ def replay(
         count = worker_count(workers, make_env, len(lengths), sum(lengths))
         needs_next_obs = bool(writer_class(fmt).needs_next_obs)
         return _replay(reader, Path(src), dst, fmt, cameras, renderer, make_env, overwrite, progress, count,
-                       lengths, needs_next_obs, start)
+                       lengths, needs_next_obs, start, new_looks)
     finally:
         reader.close()
 
 
 def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tuple[Camera, ...],
             renderer: str | None, make_env: MakeEnv | None, overwrite: bool, progress: bool, count: int,
-            lengths: list[int], needs_next_obs: bool, start: float) -> ReplayResult:
+            lengths: list[int], needs_next_obs: bool, start: float, looks: ReplayLooks | None) -> ReplayResult:
     from tqdm import tqdm
 
     from pixelrig.version import __version__
 
     def make_pixel() -> PixelObs:
         inner = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
-        return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None)
+        return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None,
+                        background=looks.background if looks is not None and looks.background else False)
 
     if count > 1:
         source: Any = Workers(count - 1, src, len(lengths), [c.to_dict() for c in cameras], renderer, make_env,
-                              needs_next_obs, _frame_bytes(cameras))
+                              needs_next_obs, _frame_bytes(cameras), looks)
     else:
-        source = _Local(reader, make_pixel, cameras, needs_next_obs)
+        source = _Local(reader, make_pixel, cameras, needs_next_obs, looks)
     staged = _staging(dst)
     success = False
     try:
@@ -252,7 +259,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
                                 if held is not None and item.final is not None:
                                     last = item.last if item.last is not None else held[1]
                                     writer.add_frame(_frame(*held, next_obs=last))
-                                    writer.end_episode(item.final, item.end)
+                                    writer.end_episode(item.final, item.end, reader.episode_attrs(e))
                                 break
                             if held is not None:
                                 writer.add_frame(_frame(*held, next_obs=item[1]))

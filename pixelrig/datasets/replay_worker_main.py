@@ -1,8 +1,9 @@
 """Child-process body of a dataset replay worker, started by :class:`pixelrig.datasets.replay_workers.Workers`
 through :mod:`pixelrig.system.process` (``python -m``).
 
-Protocol: the config is the job (the dataset, the new rig as camera dicts, the renderer, the pickled ``make_env``,
-the episodes to render, whether the state after each episode's last action is rendered too). It answers ready with
+Protocol: the config is the job (the dataset, the new rig as camera dicts, the renderer, the pickled ``make_env`` and
+new looks, the episodes to render, whether the state after each episode's last action is rendered too). It answers
+ready with
 the backend it draws with, then sends ``("items", episode, [items])`` in episode order, at most
 :data:`~pixelrig.datasets.replay_workers.BATCH` frames a message, and ends. An error while rendering is sent as
 ``("error", exception, traceback text)`` (the replaying process raises it); an error while starting is the
@@ -12,12 +13,11 @@ helper's error answer.
 from __future__ import annotations
 
 import pickle
-import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
 from pixelrig.datasets.replay_workers import BATCH
-from pixelrig.system.process import portable_error, ready, serve
+from pixelrig.system.process import ready, report_error, serve
 
 
 def main(conn: Connection, job: dict[str, Any]) -> int:
@@ -29,6 +29,7 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
     from pixelrig.wrappers.pixel_obs import PixelObs
 
     make_env = pickle.loads(job["make_env"]) if job["make_env"] is not None else None
+    looks = pickle.loads(job["looks"]) if job["looks"] is not None else None
     cameras = tuple(Camera.from_dict(c) for c in job["cameras"])
     reader = open_dataset(job["src"])
     drawer = None
@@ -37,9 +38,10 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
 
         def make_pixel() -> PixelObs:
             inner = make_env() if make_env is not None else make_recorded_env(info, renderer)
-            return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None)
+            return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None,
+                            background=looks.background if looks is not None and looks.background else False)
 
-        drawer = SnapshotDrawer(make_pixel, cameras)
+        drawer = SnapshotDrawer(make_pixel, cameras, looks)
         ready(conn, drawer.backend)
         try:
             for e in job["episodes"]:
@@ -52,10 +54,7 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
         except (BrokenPipeError, ConnectionResetError):
             return 0  # the replaying process stopped listening (it failed, or was interrupted): nothing to tell
         except Exception as exc:  # noqa: BLE001 - everything goes back to the replaying process
-            try:
-                conn.send(("error", portable_error(exc), traceback.format_exc()))
-            except OSError:
-                pass  # the replaying process is gone: nobody to tell
+            report_error(conn, exc)
         return 0
     finally:
         if drawer is not None:

@@ -114,13 +114,14 @@ class Workers:
         make_env: as :func:`~pixelrig.datasets.replay`'s (it must load in another process).
         needs_next_obs: render the state after each episode's last action too.
         frame_bytes: about what one frame takes in memory (sizes the buffers).
+        looks: the new looks (:class:`~pixelrig.datasets.rerender.ReplayLooks`), or None.
 
     Raises:
         ReplayWorkerError: a worker died while starting; the error a worker raised while starting is raised as it is.
     """
 
     def __init__(self, count: int, src: Path, episodes: int, cameras: list[dict[str, Any]], renderer: str | None,
-                 make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int) -> None:
+                 make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int, looks: Any = None) -> None:
         buffered = max(2, BUFFER_BYTES // max(1, BATCH * frame_bytes))
         self.workers: list[_Worker] = []
         self.count = count
@@ -128,7 +129,8 @@ class Workers:
             for k in range(count):
                 job = {"src": str(src), "cameras": cameras, "renderer": renderer,
                        "make_env": None if make_env is None else pickle.dumps(make_env),
-                       "episodes": list(range(k, episodes, count)), "needs_next_obs": needs_next_obs}
+                       "episodes": list(range(k, episodes, count)), "needs_next_obs": needs_next_obs,
+                       "looks": None if looks is None else pickle.dumps(looks)}
                 self.workers.append(_Worker(k, job))
             self.backend = [w.wait_ready(buffered) for w in self.workers][0]
         except BaseException:

@@ -9,13 +9,58 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+import pybullet as p
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.bullet_file import PoseRestorer
 from pixelrig.datasets.formats import DatasetReader
 from pixelrig.datasets.frames import Observation, StoredFrame, depth_to_mm
+from pixelrig.envs.looks import distractor_ids, draw_looks, remake_distractors, visual_links, wear_textures
+from pixelrig.envs.presets import LooksPreset, looks_preset
+from pixelrig.envs.randomization import Randomization
+from pixelrig.render.lighting import Lighting
 from pixelrig.snapshots import Snapshot, physics_of, restore
 from pixelrig.wrappers.pixel_obs import PixelObs
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayLooks:
+    """New looks for a replay: the look fields of ``randomization`` (light, textures, distractors) drawn per episode
+    from ``seed`` and the episode's index, and PixelObs's ``background``.
+
+    Attributes:
+        randomization: its look fields are drawn (its other fields are ignored: the physics is the recording's).
+        background: PixelObs's background source (None: none).
+        seed: the looks' seed; episode ``e`` draws from ``(seed, e)``.
+    """
+
+    randomization: Randomization
+    background: str | None = None
+    seed: int = 0
+
+    @classmethod
+    def of(cls, looks: str | LooksPreset | Randomization | None, seed: int = 0) -> ReplayLooks | None:
+        """``replay(looks=...)``'s value: a preset's name, a preset, a Randomization (looks only) or None.
+
+        Raises:
+            ValueError: an unknown preset, another type, or a seed that is not a whole number >= 0.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"looks_seed={seed!r} must be a whole number >= 0")
+        if looks is None:
+            return None
+        if isinstance(looks, str):
+            looks = looks_preset(looks)
+        if isinstance(looks, LooksPreset):
+            return cls(looks.randomization, looks.background, seed)
+        if isinstance(looks, Randomization):
+            return cls(looks, None, seed)
+        raise ValueError(f"looks={looks!r} must be a looks preset's name (e.g. 'train'), a LooksPreset or a "
+                         "pixelrig.Randomization of looks")
+
+    def episode_seed(self, episode: int) -> int:
+        """The seed episode ``episode``'s looks are drawn from."""
+        return int(np.random.default_rng([self.seed, episode]).integers(2**62))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,12 +91,21 @@ class SnapshotDrawer:
     else, and the world, its rig binding and the renderer's uploaded scene stay as they are (a full
     ``import_state`` would mark the scene changed and make the gl renderer upload it again every frame).
 
+    Under new ``looks``, each episode's looks are drawn at its first frame, once the recorded state is restored:
+    the light and textures are set (the recording's stay where the new looks set none), and new distractors replace
+    the recording's (hidden: fully transparent). pybullet restores a state only into a world with the recorded
+    bodies, so the added distractors are removed before each restore and made again after it. The physics restored is
+    the recording's, bit for bit.
+
     Args:
-        make_pixel: returns the env to restore into, wrapped in ``PixelObs(..., cams, pixels_only=True)``.
+        make_pixel: returns the env to restore into, wrapped in ``PixelObs(..., cams, pixels_only=True)`` (with the
+            looks' background, if any).
         cameras: the rig (their "rgb" and "depth" images are kept).
+        looks: new looks, or None (the recorded ones).
     """
 
-    def __init__(self, make_pixel: Callable[[], PixelObs], cameras: tuple[Camera, ...]) -> None:
+    def __init__(self, make_pixel: Callable[[], PixelObs], cameras: tuple[Camera, ...],
+                 looks: ReplayLooks | None = None) -> None:
         self.fars = {c.name: c.far for c in cameras}
         self.rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
         self.depth = tuple(c.name for c in cameras if "depth" in c.modalities)
@@ -59,6 +113,9 @@ class SnapshotDrawer:
         self.inner = self.pixel.env
         self.poses = PoseRestorer(self.pixel.unwrapped.client)
         self.identity: dict[str, Any] | None = None
+        self.looks = looks
+        self._added: list[list[Any]] = []  # the distractors the new looks added, as drawn
+        self._worn: list[list[Any]] = []  # their textures
 
     @property
     def backend(self) -> str:
@@ -69,12 +126,46 @@ class SnapshotDrawer:
         """Close the env."""
         self.pixel.close()
 
-    def restore(self, data: bytes, first: bool, where: str) -> None:
-        """Put the world into the snapshot ``data``'s state (as far as images go; fully at an episode's start).
+    def restore(self, data: bytes, first: bool, where: str, episode: int = 0) -> None:
+        """Put the world into the snapshot ``data``'s state (as far as images go; fully at an episode's start),
+        dressed in the new looks of ``episode`` if any.
 
         Raises:
             ValueError: the snapshot is corrupted or belongs to another env (the message starts with ``where``).
         """
+        self._undress()
+        self._restore(data, first, where)
+        if self.looks is not None:
+            self._dress(first, episode)
+
+    def _undress(self) -> None:
+        """Remove the distractors the new looks added (a state restores only into the recorded bodies)."""
+        client = self.pixel.unwrapped.client
+        for entry in reversed(self._added):
+            p.removeBody(int(entry[0]), physicsClientId=client)
+
+    def _dress(self, first: bool, episode: int) -> None:
+        """Put the new looks on the world just restored: drawn at an episode's first frame, made again after."""
+        env = self.pixel.unwrapped
+        assert self.looks is not None  # noqa: S101 - the caller checked
+        if not first:
+            remake_distractors(env, self._added)
+            wear_textures(env.client, self._worn)
+            return
+        if self.looks.randomization.distractors:  # new distractors replace the recording's, which are hidden
+            for body in distractor_ids(env.randomization_values):
+                for link in visual_links(env.client, body):
+                    p.changeVisualShape(body, link, rgbaColor=[0.0, 0.0, 0.0, 0.0], physicsClientId=env.client)
+        seed = self.looks.episode_seed(episode)
+        values = draw_looks(self.looks.randomization, seed, env)
+        self._added = values.get("distractors", [])
+        added = {int(entry[0]) for entry in self._added}
+        self._worn = [entry for entry in values.get("textures", []) if int(entry[0]) in added]
+        if "lighting" in values:
+            env.render_backend.set_lighting(Lighting.from_dict(values["lighting"]))
+        self.pixel.set_background(seed, 0)
+
+    def _restore(self, data: bytes, first: bool, where: str) -> None:
         if not first and self.identity is not None:
             try:
                 identity, physics = physics_of(data)
@@ -103,11 +194,18 @@ class SnapshotDrawer:
 
     def restore_fully(self, data: bytes) -> None:
         """Everything a snapshot holds, Python task state included (for ``observe()``), into the world as it is."""
+        self._undress()
         self.inner.unwrapped.import_state(Snapshot.from_bytes(data).env_state, rebuild=False)
+        if self.looks is not None:
+            self._dress(False, 0)
 
-    def observe(self, data: bytes, first: bool, state: np.ndarray | None, where: str) -> Observation:
-        """Restore the snapshot ``data`` and render what a dataset keeps of the rig's images."""
-        self.restore(data, first, where)
+    def observe(self, data: bytes, first: bool, state: np.ndarray | None, where: str, episode: int = 0,
+                frame: int = 0) -> Observation:
+        """Restore the snapshot ``data`` (frame ``frame`` of ``episode``) and render what a dataset keeps of the rig's
+        images."""
+        self.restore(data, first, where, episode)
+        if self.looks is not None:
+            self.pixel.set_background(None, frame)
         images = self.pixel.render_rig()
         return Observation(rgb={c: images[f"{c}/rgb"] for c in self.rgb},
                            depth={c: depth_to_mm(images[f"{c}/depth"], self.fars[c]) for c in self.depth},
@@ -127,7 +225,7 @@ def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, n
     """
     empty = True
     for t, stored in enumerate(reader.frames(episode)):
-        yield stored, drawer.observe(stored.snapshot, t == 0, stored.state, f"episode {episode} frame {t}")
+        yield stored, drawer.observe(stored.snapshot, t == 0, stored.state, f"episode {episode} frame {t}", episode, t)
         empty = False
     if empty:
         yield EpisodeEnd(None, "", None)
@@ -139,5 +237,5 @@ def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, n
         if state is None and state_shape is not None:
             drawer.restore_fully(final)
             state = np.asarray(drawer.pixel.unwrapped.observe(), dtype=np.float32).reshape(state_shape)
-        last = drawer.observe(final, False, state, f"episode {episode} final state")
+        last = drawer.observe(final, False, state, f"episode {episode} final state", episode, t + 1)
     yield EpisodeEnd(final, reader.episode_end(episode), last)

@@ -5,7 +5,8 @@ Layout of the file (N frames in demo k; shapes per camera and env)::
     data                    attrs: total (frames in all demos), env_args (JSON: env_name = the gymnasium id,
                             env_type = 2 (robomimic's gym type), env_kwargs, and "pixelrig": the cameras, pixelrig's
                             version, the conventions)
-    data/demo_k             attrs: num_samples = N, pixelrig_end ("terminated", "truncated" or "cut")
+    data/demo_k             attrs: num_samples = N, pixelrig_end ("terminated", "truncated" or "cut"),
+                            pixelrig_<name> per episode attribute (pixelrig collect's seed, success)
         actions             (N, A) float32 (Discrete actions: (N, 1) int64)
         rewards             (N,) float64
         dones               (N,) int64: 1 where the step ended the episode (terminated or truncated)
@@ -37,12 +38,14 @@ from typing import Any
 import numpy as np
 
 from pixelrig.datasets.files import check_writable_folder, writing
-from pixelrig.datasets.frames import Frame, Observation, StoredFrame
+from pixelrig.datasets.frames import EpisodeAttrs, Frame, Observation, StoredFrame, check_attrs, plain_attr
 from pixelrig.datasets.info import DatasetInfo
 
 ENV_TYPE_GYM = 2
 """robomimic's ``EnvType.GYM_TYPE``."""
 CHUNK_FRAMES = 16
+ATTR_PREFIX = "pixelrig_"
+"""The prefix of pixelrig's own attributes of a ``data/demo_k`` group (``pixelrig_end``, episode attributes)."""
 """Frames buffered in memory between writes to the staging file."""
 
 
@@ -224,12 +227,14 @@ class RobomimicWriter:
         ep.length += n
         ep.pending = []
 
-    def end_episode(self, final_snapshot: bytes, end: str) -> int:
+    def end_episode(self, final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None) -> int:
         """Finish the episode in progress and copy it into the dataset file as ``demo_<k>``.
 
         Args:
             final_snapshot: the state after the last action.
             end: "terminated", "truncated" or "cut" (stored as ``pixelrig_end``).
+            attrs: values stored with the episode, each as the attribute ``pixelrig_<name>`` of ``demo_<k>``
+                (:func:`~pixelrig.datasets.frames.check_attrs`).
 
         Returns:
             The episode's index k.
@@ -238,6 +243,7 @@ class RobomimicWriter:
         ep = self._episode
         if ep is None or ep.length + len(ep.pending) == 0:
             raise RuntimeError("end_episode() with no frames recorded")
+        extra = check_attrs(attrs)
         k = self.num_episodes
         with writing(f"episode {k}", self.path, k):
             self._flush()
@@ -247,7 +253,9 @@ class RobomimicWriter:
             else:
                 self._copy_snapshots(ep, *ep.snapshots_from, final_snapshot)
             ep.demo.attrs["num_samples"] = ep.length
-            ep.demo.attrs["pixelrig_end"] = end
+            ep.demo.attrs[f"{ATTR_PREFIX}end"] = end
+            for name, value in extra.items():
+                ep.demo.attrs[f"{ATTR_PREFIX}{name}"] = value
             ep.file.close()
             with h5py.File(ep.path, "r") as src, h5py.File(self.path, "a") as dst:
                 dst.copy(src["demo"], dst["data"], name=f"demo_{k}")
@@ -336,8 +344,13 @@ class RobomimicReader:
 
     def episode_end(self, episode: int) -> str:
         """"terminated", "truncated" or "cut"."""
-        end = self.demo(episode).attrs["pixelrig_end"]
-        return end.decode() if isinstance(end, bytes) else str(end)
+        return str(plain_attr(self.demo(episode).attrs[f"{ATTR_PREFIX}end"]))
+
+    def episode_attrs(self, episode: int) -> dict[str, bool | int | float | str]:
+        """What ``end_episode(attrs=...)`` stored with ``episode`` (its ``pixelrig_<name>`` attributes but ``end``)."""
+        attrs = self.demo(episode).attrs
+        return {key.removeprefix(ATTR_PREFIX): plain_attr(attrs[key]) for key in sorted(attrs)
+                if key.startswith(ATTR_PREFIX) and key != f"{ATTR_PREFIX}end"}
 
     def frames(self, episode: int) -> Iterator[StoredFrame]:
         """The episode's frames (actions, rewards, flags, states, snapshots), in order, CHUNK_FRAMES at a time."""

@@ -29,14 +29,18 @@ from pixelrig.cameras.spec import Camera
 from pixelrig.display.window import DisplayWindow
 from pixelrig.envs import bodies
 from pixelrig.envs.lod import DEFAULT_BUDGET, check_detail, prepare_model
+from pixelrig.envs.looks import EnvLooks, check_looks, looks_seed
+from pixelrig.envs.presets import looks_preset, with_looks
 from pixelrig.envs.randomization import Randomization, apply_body_poses, camera_jitter, check_body_names, draw_and_apply
 from pixelrig.envs.state import EnvState
+from pixelrig.render import textures
 from pixelrig.render.backends import CameraRequest, RenderBackend
 from pixelrig.render.choice import requested_renderer, resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
 from pixelrig.render.egl import capture_native_stdout
 from pixelrig.render.egl_devices import select_gpu
-from pixelrig.render.registry import backend_class, may_use_egl_device
+from pixelrig.render.lighting import DEFAULT_LIGHTING, Lighting
+from pixelrig.render.registry import backend_class, check_lighting, check_textures, may_use_egl_device
 
 CameraSpec = dict[str, Any]
 """A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""
@@ -57,9 +61,10 @@ def _shutdown(client: int, backend: RenderBackend | None) -> None:
     if p.isConnected(physicsClientId=client):
         with capture_native_stdout():  # the EGL plugin says goodbye on stdout
             p.disconnect(physicsClientId=client)
+    textures.forget_client(client)
 
 
-class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
+class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
     """Base class of pixelrig environments (a gymnasium ``Env`` over one pybullet DIRECT client).
 
     Subclasses implement :meth:`build_world` (load bodies into ``self.client``), :meth:`reset_task`,
@@ -89,6 +94,11 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
             "simplified" (visual meshes decimated to ``visual_budget`` triangles each) or "collision" (collision
             geometry drawn). Physics is the same for all three (see :mod:`pixelrig.envs.lod`).
         visual_budget: triangles per visual mesh for "simplified".
+        lighting: the light every episode is drawn with (:class:`pixelrig.Lighting`; default TinyRenderer's own, as
+            pixelrig always drew). A renderer that cannot draw it is refused here (egl draws the direction only).
+        looks: a looks preset's name ("train", "test-hard": :mod:`pixelrig.envs.presets`): its light, textures
+            and distractors are randomised every episode (over ``randomize``'s own fields), and PixelObs takes its
+            background.
         gpu: with the egl or gl backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``);
             pixelrig finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads or the
             gl context is made (gl: one context per process, on the device of the first gl env). None: as
@@ -103,7 +113,8 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         "_sealed", "_window",
     })
 
-    RENDER_OPTIONS: ClassVar[tuple[str, ...]] = ("render_mode", "renderer", "visual_detail", "visual_budget", "gpu")
+    RENDER_OPTIONS: ClassVar[tuple[str, ...]] = ("render_mode", "renderer", "visual_detail", "visual_budget", "gpu",
+                                                 "lighting", "looks")
     """The constructor options that change only what is drawn, never the simulation: snapshots of envs that differ
     only in these restore into each other (the one list of them; a test checks each is a parameter here)."""
 
@@ -119,6 +130,8 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         visual_detail: str = "full",
         visual_budget: int = DEFAULT_BUDGET,
         gpu: int | None = None,
+        lighting: Lighting | None = None,
+        looks: str | None = None,
     ) -> None:
         check_detail(visual_detail, visual_budget)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -139,7 +152,13 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         self.gravity = tuple(float(x) for x in g)
         if randomize is not None and not isinstance(randomize, Randomization):
             raise ValueError(f"randomize must be a pixelrig.envs.Randomization or None: got {randomize!r}")
-        self.randomize = randomize
+        if lighting is not None and not isinstance(lighting, Lighting):
+            raise ValueError(f"lighting must be a pixelrig.Lighting or None: got {lighting!r}")
+        self.looks = None if looks is None else looks_preset(looks)
+        """The looks preset (:class:`~pixelrig.envs.presets.LooksPreset`), or None."""
+        self.randomize = randomize if self.looks is None else with_looks(randomize, self.looks)
+        self.lighting = lighting or DEFAULT_LIGHTING
+        """The light every episode is drawn with, unless randomised or set (``current_lighting`` is this episode's)."""
         self.randomization_values: dict[str, Any] = {}
         """This episode's drawn randomisation (masses, friction, restitution, colours, camera seed)."""
         self.body_names: dict[int, str] = {}
@@ -163,8 +182,11 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
                 select_gpu(gpu)  # EGL_VISIBLE_DEVICES, before the probe and the plugin read it
             self._connect(resolve_renderer(renderer))
             self._rebuild()
-            if randomize is not None:
-                check_body_names(randomize, self.body_ids(), type(self).__name__)
+            if self.randomize is not None:
+                check_body_names(self.randomize, self.body_ids(), type(self).__name__)
+                check_looks(self)
+                if self.randomize.varies_looks:  # the world before the first reset wears looks too (seed 0)
+                    self.episode_looks({}, 0)
         except BaseException:
             self._close_client()  # nothing half-built is left behind
             if self._window is not None:
@@ -193,9 +215,15 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
         return self.time_step * self.frame_skip
 
     def _connect(self, kind: str) -> None:
+        check_lighting(kind, self.lighting.changed(), f"lighting={self.lighting!r}")
+        if self.randomize is not None:
+            check_lighting(kind, self.randomize.light_fields, "Randomization(light_...=, shadows=)")
+            if self.randomize.textures:
+                check_textures(kind, "Randomization(textures=...)")
         client = p.connect(p.DIRECT)
         try:
             backend = backend_class(kind)(client)  # EGL must come before any body
+            backend.set_lighting(self.lighting)
         except BaseException:
             p.disconnect(physicsClientId=client)
             raise
@@ -237,6 +265,7 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
 
     def _build_from_nothing(self, c: int) -> None:
         p.resetSimulation(physicsClientId=c)
+        textures.forget_world(c)
         p.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=c)
         p.setTimeStep(self.time_step, physicsClientId=c)
         p.setGravity(*self.gravity, physicsClientId=c)
@@ -287,11 +316,14 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
             raise ValueError(f"{type(self).__name__}.reset: options must be a dict or None: got {options!r}")
         options = self.check_reset_options(dict(options or {}))  # before anything changes: a bad reset is a no-op
         super().reset(seed=seed)
+        looks = looks_seed(self.np_random) if self.randomize is not None and self.randomize.varies_looks else None
+        self.choose_world()
         self._rebuild()
-        if self.randomize is not None:
-            self.randomization_values = draw_and_apply(
-                self.randomize, self.np_random, self.client, self.randomized_bodies(), self.body_ids()
-            )
+        values: dict[str, Any] = {}
+        if self.randomize is not None and not self.randomize.looks_only:
+            values = draw_and_apply(self.randomize, self.np_random, self.client, self.randomized_bodies(),
+                                    self.body_ids())
+        self.episode_looks(values, looks)
         self.reset_task(options)
         if self.randomize is not None:
             apply_body_poses(self.randomization_values, self.client)  # again: they win over the task's placement
@@ -394,6 +426,11 @@ class BulletEnv(EnvState, gym.Env[np.ndarray, np.ndarray]):
     @abstractmethod
     def reset_task(self, options: dict[str, Any]) -> None:
         """Set the episode's initial state (joint states, object poses, targets) from ``self.np_random``."""
+
+    def choose_world(self) -> None:
+        """Called by ``reset()`` once ``np_random`` is seeded, before the world is rebuilt: draw the episode's choices
+        of what the world holds, which :meth:`build_world` reads (declare them in ``world_state``, so that snapshots
+        rebuild the same world). Default: nothing."""
 
     def start_episode(self) -> None:
         """Called by ``reset()`` once the episode's world is final (after :meth:`reset_task` and the randomised body

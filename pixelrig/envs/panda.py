@@ -23,6 +23,7 @@ from pixelrig.envs.control import (
 )
 from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.terms import GripperLinks, gripper_opening
+from pixelrig.experts.push import PushExpert as PushExpert  # its home before pixelrig.experts: still importable
 
 DEFAULT_DETAIL = "simplified"
 """visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
@@ -209,6 +210,15 @@ class PandaEnv(BulletEnv):
         )
         return list(q[: len(ARM_JOINTS)])
 
+    def workspace_box(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Where the Panda tasks' objects and targets are drawn, with room for the gripper around them: kept free
+        of distractors."""
+        return (0.33, -0.27, TABLE_TOP), (0.77, 0.27, TABLE_TOP + 0.45)
+
+    def distractor_area(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The table top, less a strip along its edges and the Panda's base: distractors stand on it."""
+        return (0.15, -0.47, TABLE_TOP), (1.15, 0.47, TABLE_TOP)
+
     def render_camera(self) -> CameraSpec:
         return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "width": 320, "height": 240,
                 "near": 0.05, "far": 5.0}
@@ -294,42 +304,6 @@ class PandaPushEnv(PandaEnv):
 
     def reset_info(self) -> dict[str, Any]:
         return {"is_success": False, "distance": self.cube_distance()}
-
-
-class PushExpert:
-    """A scripted pushing policy for PandaPush-v0 (for demos and tests): go behind the cube, lower, push.
-
-    Call with the env's state observation; returns an action in [-1, 1]^3. Stateful (its phase): make a new one
-    per episode or call :meth:`reset`.
-    """
-
-    hover = TABLE_TOP + 0.12
-    push_height = TABLE_TOP + 0.03
-
-    def __init__(self) -> None:
-        self.phase = "approach"
-
-    def reset(self) -> None:
-        self.phase = "approach"
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        ee, cube, target = obs[0:3], obs[6:9], obs[18:21]
-        direction = target[:2] - cube[:2]
-        direction /= max(np.linalg.norm(direction), 1e-6)
-        behind = cube[:2] - 0.07 * direction
-        if self.phase == "approach":
-            goal = np.array([*behind, self.hover])
-            if np.linalg.norm(ee[:2] - behind) < 0.015:
-                self.phase = "lower"
-        elif self.phase == "lower":
-            goal = np.array([*behind, self.push_height])
-            if ee[2] < self.push_height + 0.01:
-                self.phase = "push"
-        else:
-            goal = np.array([*(target[:2] - 0.02 * direction), self.push_height])
-            if np.linalg.norm(ee[:2] - cube[:2]) > 0.12:  # lost the cube: start over
-                self.phase = "approach"
-        return np.clip((goal - ee) / PandaEnv.max_step, -1.0, 1.0).astype(np.float32)
 
 
 class PandaReachEnv(PandaEnv):

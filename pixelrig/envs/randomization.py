@@ -1,6 +1,7 @@
 """Domain randomisation drawn from the env's ``np_random`` at every reset: masses, friction, restitution, link
-colours, initial joint state, camera pose jitter and the positions and yaws of named bodies. The drawn values are
-plain data, kept as env state."""
+colours, initial joint state, camera pose jitter and the positions and yaws of named bodies; and looks (the light,
+textures, distractors: :mod:`pixelrig.envs.looks`), drawn from a seed of their own that never advances
+``np_random``. The drawn values are plain data, kept as env state."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.envs.bodies import reset_pose
+from pixelrig.envs.looks import LOOK_FIELDS, check_distractors, check_texture_sources
 from pixelrig.envs.rotations import quat_to_rpy, rpy_to_quat
 
 BodyRange = tuple[tuple[float, float, float], tuple[float, float, float]]
@@ -85,6 +87,21 @@ class Randomization:
             ``BulletEnv.body_pose`` reports, the base's centre of mass), uniform in that box, metres, world frame.
         body_yaw: ``{body name: (low, high)}``: the body's yaw (radians, about the world z axis), uniform in that
             range. It replaces the yaw and keeps the roll and pitch (``R = Rz(yaw) Ry(pitch) Rx(roll)``).
+        light_azimuth: (low, high) degrees of the light's azimuth (from +x towards +y).
+        light_elevation: (low, high) degrees of the light's elevation, within (0, 90).
+        light_color: ((r, g, b) low, (r, g, b) high) of the light's colour, each >= 0 (1 = full white).
+        light_ambient: (low, high) ambient coefficient (>= 0); likewise ``light_diffuse``, ``light_specular``.
+        shadows: the probability (0..1) that an episode's light casts shadows (True: always).
+        textures: ``{body, "body/link" or glob: source}``: per episode, a texture on every link of each body (or on
+            the link) from ``source``: ``"procedural"`` (any of :data:`pixelrig.render.procedural.FAMILIES`), a
+            family's name, ``"procedural:a,b"`` or a folder of images (drawn uniformly). A name without wildcards
+            must be a body's; a glob may match none.
+        distractors: how many objects to add each episode, outside the env's ``workspace_box()`` in its
+            ``distractor_area()`` (pybullet_data's random_urdfs, or ``distractor_source``), with random colours or
+            textures, labelled ``distractor_0``, ``distractor_1``, ...
+        distractor_source: a folder of .urdf / .obj files (None: pybullet_data's random_urdfs).
+        distractor_physics: distractors collide (and URDF ones move). Off by default: they are seen, never felt,
+            and the simulation is bitwise that of the env without them.
 
     Body positions and yaws are applied once the world is built and again after the task's ``reset_task``: the
     task sees them while it sets up the episode, and they win over where the task itself puts the body (with
@@ -92,6 +109,10 @@ class Randomization:
     drew it; the task's other draws, such as its target, are unchanged). A moved body keeps its velocity. Each
     body is drawn from its own stream keyed by its name, so adding a body never changes another body's draws.
     The names are checked when the env is created (an unknown name is an error listing the bodies there are).
+
+    The look fields (``light_*``, ``shadows``, ``textures``, ``distractors``; :mod:`pixelrig.envs.looks`) keep the
+    env's own when None or 0. They draw from a seed of their own that never advances ``np_random``: a
+    Randomization of looks alone draws nothing from it.
     """
 
     mass_scale: tuple[float, float] | None = None
@@ -103,6 +124,17 @@ class Randomization:
     camera_rotation: float = 0.0
     body_position: Mapping[str, BodyRange] | None = None
     body_yaw: Mapping[str, tuple[float, float]] | None = None
+    light_azimuth: tuple[float, float] | None = None
+    light_elevation: tuple[float, float] | None = None
+    light_color: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    light_ambient: tuple[float, float] | None = None
+    light_diffuse: tuple[float, float] | None = None
+    light_specular: tuple[float, float] | None = None
+    shadows: float | None = None
+    textures: Mapping[str, str] | None = None
+    distractors: int = 0
+    distractor_source: str | None = None
+    distractor_physics: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mass_scale", _range("mass_scale", self.mass_scale, low=1e-6))
@@ -114,6 +146,35 @@ class Randomization:
                 raise ValueError(f"Randomization: {name}={value!r} must be a finite number >= 0")
         object.__setattr__(self, "body_position", _per_body("body_position", self.body_position, 3))
         object.__setattr__(self, "body_yaw", _per_body("body_yaw", self.body_yaw, 1))
+        object.__setattr__(self, "light_azimuth", _range("light_azimuth", self.light_azimuth, low=-math.inf))
+        elevation = _range("light_elevation", self.light_elevation, low=-math.inf)
+        if elevation is not None and not 0.0 < elevation[0] <= elevation[1] < 90.0:
+            raise ValueError(f"Randomization: light_elevation={self.light_elevation!r} must lie within (0, 90) "
+                             "degrees: a light above the horizon and not vertical (shadows need a tilt)")
+        object.__setattr__(self, "light_elevation", elevation)
+        if self.light_color is not None:
+            try:
+                lo, hi = (np.asarray(side, dtype=np.float64) for side in self.light_color)
+            except (TypeError, ValueError):
+                lo = hi = np.zeros(0)
+            if lo.shape != (3,) or hi.shape != (3,) or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
+                                                             and np.all(0 <= lo) and np.all(lo <= hi)):
+                raise ValueError(f"Randomization: light_color={self.light_color!r} must be ((r, g, b) low, (r, g, b) "
+                                 "high) with 0 <= low <= high in every channel, e.g. ((0.8, 0.8, 0.8), (1.2, 1.2, 1))")
+            object.__setattr__(self, "light_color", (tuple(map(float, lo)), tuple(map(float, hi))))
+        for name in ("light_ambient", "light_diffuse", "light_specular"):
+            object.__setattr__(self, name, _range(name, getattr(self, name)))
+        if self.shadows is not None:
+            shadows = float(self.shadows) if isinstance(self.shadows, bool | int | float) else math.nan
+            if not 0.0 <= shadows <= 1.0:
+                raise ValueError(f"Randomization: shadows={self.shadows!r} must be the probability (0..1) that an "
+                                 "episode casts shadows, True (always) or None (the env's own)")
+            object.__setattr__(self, "shadows", shadows)
+        object.__setattr__(self, "textures", check_texture_sources(self.textures))
+        object.__setattr__(self, "distractor_source", check_distractors(self.distractors, self.distractor_source))
+        object.__setattr__(self, "distractors", int(self.distractors))
+        if not isinstance(self.distractor_physics, bool):
+            raise ValueError(f"Randomization: distractor_physics={self.distractor_physics!r} must be True or False")
 
     def __hash__(self) -> int:
         return hash(tuple(_hashable(getattr(self, f.name)) for f in fields(self)))
@@ -132,10 +193,33 @@ class Randomization:
     def jitters_cameras(self) -> bool:
         return self.camera_position > 0 or self.camera_rotation > 0
 
+    @property
+    def varies_looks(self) -> bool:
+        """Whether any look is randomised (the light, textures or distractors)."""
+        return any(getattr(self, name) not in (None, 0) for name in LOOK_FIELDS)
+
+    @property
+    def looks_only(self) -> bool:
+        """Whether looks are all it randomises: the env then draws nothing from ``np_random`` for it."""
+        world = [f.name for f in fields(self) if f.name not in LOOK_FIELDS
+                 and f.name not in ("distractor_source", "distractor_physics")]
+        return self.varies_looks and all(getattr(self, name) == getattr(_NOTHING, name) for name in world)
+
+    @property
+    def light_fields(self) -> tuple[str, ...]:
+        """The :class:`~pixelrig.render.lighting.Lighting` fields it randomises (what the renderer must draw)."""
+        pairs = (("light_azimuth", "direction"), ("light_elevation", "direction"), ("light_color", "color"),
+                 ("light_ambient", "ambient"), ("light_diffuse", "diffuse"), ("light_specular", "specular"),
+                 ("shadows", "shadows"))
+        return tuple(dict.fromkeys(field for name, field in pairs if getattr(self, name) is not None))
+
 
 def _randomization(values: dict[str, Any]) -> Randomization:
     """A :class:`Randomization` from its fields (unpickling)."""
     return Randomization(**values)
+
+
+_NOTHING = Randomization()
 
 
 RANDOM_STREAMS = ("mass", "lateral_friction", "restitution", "rgba", "camera", "body_position", "body_yaw")

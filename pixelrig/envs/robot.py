@@ -44,6 +44,7 @@ from pixelrig.envs.terms import (
     robot_links,
     split_term,
 )
+from pixelrig.render.lighting import Lighting
 
 JOINT_CONTROLS = ("torque", "position", "velocity")
 CONTROL_MODES = (*JOINT_CONTROLS, *EE_CONTROLS)
@@ -162,6 +163,8 @@ class RobotEnv(BulletEnv):
             file's in every case; MJCF files and builders are drawn as they are). See :mod:`pixelrig.envs.lod`.
         visual_budget: triangles per visual mesh for "simplified".
         gpu: render on this CUDA device with EGL (see :class:`pixelrig.envs.BulletEnv`).
+        lighting: the light (see :class:`pixelrig.envs.BulletEnv`).
+        looks: a looks preset's name (see :class:`pixelrig.envs.BulletEnv`).
 
     Observation: a flat float32 Box, the concatenation of the ``observation`` terms; ``observation_layout`` maps
     each term to its slice. Default ``concat(q, qd)`` of the actuated joints (positions first). Terms:
@@ -236,6 +239,8 @@ class RobotEnv(BulletEnv):
         visual_detail: str = "full",
         visual_budget: int = DEFAULT_BUDGET,
         gpu: int | None = None,
+        lighting: Lighting | None = None,
+        looks: str | None = None,
     ) -> None:
         if control not in CONTROL_MODES:
             raise ValueError(f"control must be one of {CONTROL_MODES}: got {control!r}")
@@ -311,7 +316,7 @@ class RobotEnv(BulletEnv):
         self._overrides = (effort_limits, velocity_limits, position_limits)
         super().__init__(render_mode=render_mode, renderer=renderer, time_step=time_step, frame_skip=frame_skip,
                          gravity=gravity, randomize=randomize, visual_detail=visual_detail,
-                         visual_budget=visual_budget, gpu=gpu)
+                         visual_budget=visual_budget, gpu=gpu, lighting=lighting, looks=looks)
         try:
             self._init_spaces(position_gain, velocity_gain, initial_qpos, rest_pose)
         except BaseException:

@@ -16,6 +16,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
+from pixelrig.envs.looks import distractor_ids
 from pixelrig.envs.randomization import apply_values
 
 
@@ -30,6 +31,11 @@ class EnvState:
 
     task_state: ClassVar[tuple[str, ...]] = ()
     """Names of the attributes holding per-episode Python state (merged over the class hierarchy)."""
+
+    world_state: ClassVar[tuple[str, ...]] = ()
+    """Names in ``task_state`` that ``build_world`` reads: per-episode choices of what the world holds (which object
+    PandaPickObject loads). :meth:`import_state` sets them before anything else and rebuilds the world when they
+    differ from the env's; a state whose world differs is never restored or shown in place."""
 
     model_files: ClassVar[tuple[str, ...]] = ()
     """Model files (pybullet_data-relative or absolute) the world is built from; snapshots record their hashes."""
@@ -95,15 +101,21 @@ class EnvState:
                              f"{type(self).__name__} declares {sorted(self.declared_state())}")
         if state["np_random"] is not None:
             rng_from_state(state["np_random"]["bit_generator"])
-        if state["structure"] != self._structure():
+        if self.same_world(state) and state["structure"] != self._structure():
             raise ValueError(f"snapshot world has bodies and joints {state['structure']}, this env's world has "
                              f"{self._structure()}")
 
+    def same_world(self, state: Mapping[str, Any]) -> bool:
+        """Whether ``state``'s :attr:`world_state` values are this env's (always, for an env that declares none)."""
+        return all(_equal(getattr(self, name), state["task"][name]) for name in self.world_state)
+
     def _structure(self) -> list[list[int]]:
-        """[body id, joint count] of every body: what a .bullet file must match."""
+        """[body id, joint count] of every body but the episode's distractors (a restore makes those again): what a
+        .bullet file must match."""
         c = self.client
         bodies = [p.getBodyUniqueId(i, physicsClientId=c) for i in range(p.getNumBodies(physicsClientId=c))]
-        return [[b, p.getNumJoints(b, physicsClientId=c)] for b in bodies]
+        drawn = distractor_ids(self.randomization_values)
+        return [[b, p.getNumJoints(b, physicsClientId=c)] for b in bodies if b not in drawn]
 
     def _contact_pairs(self) -> list[list[int]]:
         """Sorted [body A, link A, body B, link B] of every pair touching now."""
@@ -122,7 +134,7 @@ class EnvState:
         now = {tuple(pair) for pair in self._contact_pairs()}
         then = {tuple(pair) for pair in state["contacts"]}
         motors = {(int(b), int(j)) for b, j, *_ in state["motors"]}
-        return (now <= then and set(self._motors) == motors
+        return (now <= then and set(self._motors) == motors and self.same_world(state)
                 and _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"]))
 
     def can_show_in_place(self, state: Mapping[str, Any]) -> bool:
@@ -131,7 +143,8 @@ class EnvState:
         are randomised, so restoring sets every randomised value (colours, camera jitter) again, and every pose is
         set in full either way. Contact caches and motors, which only the next physics step reads, may differ.
         """
-        return _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"])
+        return (self.same_world(state)
+                and _randomized_keys(self.randomization_values) == _randomized_keys(state["randomization"]))
 
     def import_state(self, state: Mapping[str, Any], rebuild: bool | None = None) -> None:
         """Restore a state from :meth:`export_state` (of an env built with the same configuration):
@@ -140,15 +153,21 @@ class EnvState:
         Args:
             state: from :meth:`export_state`.
             rebuild: rebuild the world from nothing first. None: only when :meth:`can_restore_in_place` says
-                restoring into the current world would not be exact.
+                restoring into the current world would not be exact. A state whose :attr:`world_state` differs
+                from the env's is always restored into a world rebuilt for it.
         """
         self.check_state(state)
-        if rebuild or (rebuild is None and not self.can_restore_in_place(state)):
+        same_world = self.same_world(state)
+        for name in self.world_state:
+            setattr(self, name, state["task"][name])
+        rebuilt = bool(rebuild or not same_world or (rebuild is None and not self.can_restore_in_place(state)))
+        if rebuilt:
             self._rebuild()
         else:
             self.scene_version += 1  # rigs re-bind (camera jitter may differ)
         c = self.client
         apply_values(state["randomization"], c)
+        self.put_looks(state["randomization"], rebuilt)  # type: ignore[attr-defined]  (BulletEnv's)
         restore_bullet(c, state["physics"])
         for body, joint, mode, args in state["motors"]:
             self.motor_command(body, [joint], mode, **{k: [v] for k, v in args.items()})
@@ -161,11 +180,17 @@ class EnvState:
         self.elapsed_steps = int(state["elapsed_steps"])
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """Equality of two task-state values (numbers, strings, arrays)."""
+    return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
+
+
 def _randomized_keys(values: Mapping[str, Any]) -> dict[str, Any]:
     """Which (body, link) entries a set of randomised values touches, per kind (not the values)."""
     keys: dict[str, Any] = {k: sorted((int(e[0]), int(e[1])) for e in v) for k, v in values.items()
                             if isinstance(v, list)}
     keys["camera_seed"] = values.get("camera_seed") is not None
+    keys["distractors"] = values.get("distractors", [])  # in place only among the same distractors
     return keys
 
 

@@ -1,10 +1,12 @@
 """The render contract every backend implements, and pybullet's TinyRenderer behind it.
 
-A backend belongs to one pybullet client. It is asked for camera images with :class:`CameraRequest` s and answers a
-:class:`Frame` each: the raw buffers (turning them into metres, labels and points is :mod:`pixelrig.render.convert`'s
-job). A backend that draws geometry normals says so (``draws_normals``); one that draws the cameras of many
-clients in one pass says so (``batches``) and implements :meth:`RenderBackend.submit_batch`. :func:`submit` draws
-any mix of backends' requests, each batching kind in one pass, so that callers never ask which backend they have.
+A backend belongs to one pybullet client. It draws under a :class:`~pixelrig.render.lighting.Lighting` (its
+:attr:`RenderBackend.lighting`, set by the env that owns it: the scene's light, like its bodies), is asked for camera
+images with :class:`CameraRequest` s and answers a :class:`Frame` each: the raw buffers (turning them into metres,
+labels and points is :mod:`pixelrig.render.convert`'s job). A backend that draws geometry normals says so
+(``draws_normals``); one that draws the cameras of many clients in one pass says so (``batches``) and implements
+:meth:`RenderBackend.submit_batch`. :func:`submit` draws any mix of backends' requests, each batching kind in one pass,
+so that callers never ask which backend they have.
 
 Adding a backend: a module with a :class:`RenderBackend` subclass, and its entry in :mod:`pixelrig.render.registry`.
 """
@@ -20,6 +22,8 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.render.convert import background_to_one, tiny_background_zbuffer
+from pixelrig.render.lighting import DEFAULT_LIGHTING, LIGHT_DISTANCE, Lighting
+from pixelrig.render.registry import check_lighting, entry
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ class RenderBackend(ABC):
             raise ValueError(f"{type(self).__name__}: pybullet client {client} is not connected")
         self._client = client
         self._closed = False
+        self._lighting = DEFAULT_LIGHTING
 
     @property
     def client(self) -> int:
@@ -123,6 +128,28 @@ class RenderBackend(ABC):
     def closed(self) -> bool:
         """True once :meth:`close` has been called."""
         return self._closed
+
+    @property
+    def draws_textures(self) -> bool:
+        """Whether it draws textures set at run time (the registry's ``textures``)."""
+        return entry(self.name).textures
+
+    @property
+    def lighting(self) -> Lighting:
+        """The light this backend draws with (``Lighting()``, TinyRenderer's own, until :meth:`set_lighting`)."""
+        return self._lighting
+
+    def set_lighting(self, lighting: Lighting) -> None:
+        """Draw every later image under ``lighting``.
+
+        Raises:
+            ValueError: not a Lighting, or it sets a field this backend does not draw (the registry's ``lighting``;
+                the message names the renderers that draw it). Nothing is changed.
+        """
+        if not isinstance(lighting, Lighting):
+            raise ValueError(f"set_lighting needs a pixelrig.Lighting: got {lighting!r}")
+        check_lighting(self.name, lighting.changed(), repr(lighting))
+        self._lighting = lighting
 
     def render(self, requests: Sequence[CameraRequest]) -> list[Frame]:
         """Draw these cameras of the client: one frame per request, in order.
@@ -227,7 +254,8 @@ class _Gathered(PendingFrames):
 
 class PybulletBackend(RenderBackend):
     """A renderer pybullet draws with ``getCameraImage`` (one call per camera; rgba, z-buffer and segmentation from
-    that call)."""
+    that call), passing the light's parameters with every call (pybullet keeps the last ones given per client, so a
+    call that left one out would draw under an earlier look)."""
 
     _renderer_flag: ClassVar[int]
 
@@ -247,7 +275,15 @@ class PybulletBackend(RenderBackend):
     def _camera_image(self, width: int, height: int, view: Sequence[float], projection: Sequence[float],
                       flags: int) -> tuple:
         return p.getCameraImage(width, height, view, projection, renderer=self._renderer_flag, flags=flags,
-                                physicsClientId=self._client)
+                                physicsClientId=self._client, **self._light_arguments())
+
+    def _light_arguments(self) -> dict[str, object]:
+        """``getCameraImage``'s light keywords for :attr:`lighting`: every one of them, each call."""
+        light = self._lighting
+        return {"lightDirection": list(light.direction), "lightColor": list(light.color),
+                "lightDistance": LIGHT_DISTANCE, "lightAmbientCoeff": light.ambient,
+                "lightDiffuseCoeff": light.diffuse, "lightSpecularCoeff": light.specular,
+                "shadow": int(light.shadows)}
 
 
 class TinyBackend(PybulletBackend):

@@ -45,6 +45,11 @@ def parse_gl_info(text: str) -> dict[str, str]:
     return {key.lower(): value.strip() for key, value in _GL_LINE.findall(text)}
 
 
+EGL_OWN_LIGHT = (-50.0, -400.0, 2000.0)
+"""The direction the plugin lights with until told otherwise, as near as measured (its own default light, given
+back after a look that set another: on PandaPush it then differs from a fresh plugin's image in 0.04% of pixels, by 2
+levels at most)."""
+
 EGL_CHATTY_FRAMES = 3
 """Frames after the plugin loads whose stdout is captured (it prints on the first two; one more for margin)."""
 
@@ -107,6 +112,7 @@ class EglBackend(PybulletBackend):
             set_egl_client(client)
         self._plugin = plugin
         self._chatty_frames = EGL_CHATTY_FRAMES
+        self._light_given = False
         self.gl_info: dict[str, str] = parse_gl_info(out[0])
         """GL vendor, renderer and version strings the plugin reported (e.g. ``llvmpipe`` on Mesa)."""
 
@@ -120,6 +126,15 @@ class EglBackend(PybulletBackend):
         self._chatty_frames -= 1
         with capture_native_stdout():
             return super()._camera_image(width, height, view, projection, flags)
+
+    def _light_arguments(self) -> dict[str, object]:
+        """The light's direction, the one part of the look the plugin draws (the registry refuses the others);
+        nothing for the default look until a direction has been given, so that the default stays the plugin's own
+        image bit for bit."""
+        if self._lighting.changed():
+            self._light_given = True
+            return {"lightDirection": list(self._lighting.direction)}
+        return {"lightDirection": list(EGL_OWN_LIGHT)} if self._light_given else {}
 
     def close(self) -> None:
         if self._closed:

@@ -1,5 +1,5 @@
 """Starting every helper process the same way (the window, the web-page server, the renderer probes, the EGL device
-listing, dataset replay workers, vector-env workers), with one ready/stop handshake.
+listing, dataset replay and collect workers, vector-env workers), with one ready/stop handshake.
 
 A helper is ``python -P -m <module>``: a fresh interpreter (never a fork of this one's pybullet and GL state, and,
 unlike ``multiprocessing``'s spawn, it never imports the caller's ``__main__`` again, so a script needs no
@@ -408,6 +408,13 @@ def portable_error(exc: BaseException) -> BaseException:
         return exc
     except Exception:  # noqa: BLE001 - any failure: send the text instead
         return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def report_error(conn: Connection, exc: BaseException) -> None:
+    """Tell the parent, after :func:`ready`, of the error that ended this helper's work: ``("error", the exception
+    (:func:`portable_error`), its traceback text)``, for the parent to raise; nothing when the parent is gone."""
+    with contextlib.suppress(OSError):
+        conn.send(("error", portable_error(exc), traceback.format_exc()))
 
 
 def serve(main: Callable[[Connection, Any], int | None]) -> NoReturn:

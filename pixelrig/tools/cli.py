@@ -1,4 +1,5 @@
-"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay`` (also ``python -m pixelrig ...``)."""
+"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay | collect`` (also ``python -m pixelrig
+...``)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,29 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _collect(args: argparse.Namespace) -> int:
+    from pixelrig.datasets import DatasetExistsError, DatasetWriteError
+    from pixelrig.datasets.collect import collect
+
+    try:
+        report = collect(args.task, args.out, episodes=args.episodes, workers=args.workers, format=args.format,
+                         cams=args.cams, keep=args.keep, seed=args.seed, resume=args.resume, overwrite=args.overwrite,
+                         renderer=args.renderer, progress=not args.quiet)
+    except DatasetExistsError as exc:
+        print(f"pixelrig collect: {exc} (on the command line: --resume goes on with the collection there, "
+              "--overwrite replaces it)", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError, ValueError, RuntimeError, DatasetWriteError) as exc:
+        print(f"pixelrig collect: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"pixelrig collect: interrupted; the episodes finished so far are in {args.out}: run the same command "
+              "with --resume to go on", file=sys.stderr)
+        return 130
+    print(report.summary())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # the benchmark has its own options (pixelrig bench --help)
@@ -153,6 +177,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="processes to use: this one writes, the others restore and render (default: one "
                              "per CPU core, fewer for short datasets; 1: everything in this process)")
     replay.set_defaults(func=_replay)
+
+    collect = sub.add_parser("collect", help="run a task's scripted expert into a LeRobot or robomimic dataset")
+    collect.add_argument("task", help="a task with an expert: pixelrig/PandaLift-v0 or PandaLift (pixelrig.experts."
+                                      "EXPERTS lists them)")
+    collect.add_argument("--episodes", type=int, required=True, help="episodes wanted in the dataset")
+    collect.add_argument("--out", required=True, help="the dataset: a folder (lerobot) or a .hdf5 file (robomimic)")
+    collect.add_argument("--workers", type=int, default=1,
+                         help="processes running the expert (default: 1, this one; W > 1: W workers, this one "
+                              "writes)")
+    collect.add_argument("--format", choices=("lerobot", "robomimic"), default="lerobot",
+                         help="dataset format (default: lerobot)")
+    collect.add_argument("--cams", default=None, help="JSON or TOML rig file (default: the task's own rig)")
+    collect.add_argument("--keep", choices=("success", "all"), default="success",
+                         help="success (default): keep successful episodes until --episodes are kept (at most 3 "
+                              "seeds per episode); all: keep every episode, its success stored with it")
+    collect.add_argument("--seed", type=int, default=0, help="episode i is reset with seed S + i (default: 0)")
+    collect.add_argument("--resume", action="store_true",
+                         help="go on with the collection at --out (after Ctrl-C or a killed run)")
+    collect.add_argument("--overwrite", action="store_true", help="replace a dataset already at --out")
+    add_renderer(collect)
+    collect.add_argument("--quiet", action="store_true", help="no progress bar")
+    collect.set_defaults(func=_collect)
 
     renderer = sub.add_parser("renderer", help="print which backend 'auto' picks here and the EGL probe")
     renderer.set_defaults(func=_renderer)

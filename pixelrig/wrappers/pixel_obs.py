@@ -3,7 +3,7 @@ camera rig to any pybullet env's observation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -15,6 +15,7 @@ from pixelrig.cameras.sensors import SensorTimeline
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import bullet_client_of
 from pixelrig.render.backends import CameraRequest, RenderBackend
+from pixelrig.wrappers.background import Background
 from pixelrig.wrappers.binding import BoundRig
 
 
@@ -51,6 +52,14 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         camera_params: add ``"<camera>/intrinsics"`` (3,3) float32, the OpenCV K of the env's renderer (pixel
             centres at integer coordinates), and ``"<camera>/extrinsics"`` (4,4) float32, world -> camera in OpenCV
             axes (+x right, +y down, +z forward) at the pose the step's images were drawn from.
+        background: what the RGB images show where the cameras see nothing (label -1) and on
+            ``background_bodies``: an (H, W, 3) uint8 image; the path of an image, of a folder of images (one per
+            episode) or of a video (a start frame per episode, then a frame per env step, looping); or
+            ``"procedural"``, a family's name or ``"procedural:a,b"`` (one image per episode). Stretched to each
+            camera. Drawn from this wrapper's own generator (re-seeded by ``reset(seed=...)`` like the noise), never
+            the env's; depth and labels are unchanged. None: the env's looks preset's background, or none; False:
+            none.
+        background_bodies: body names (globs allowed) whose pixels show the background too, e.g. ``("ground",)``.
 
     Raises:
         ValueError: a camera returns ``"class"`` but ``classes`` is empty, or ``classes`` is given but no camera
@@ -70,6 +79,8 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         renderer: str | None = None,
         classes: Mapping[str, int] | None = None,
         camera_params: bool = False,
+        background: Any = None,
+        background_bodies: Sequence[str] = (),
     ) -> None:
         super().__init__(env)
         bullet_client_of(env)  # fail early, with the fix, on envs without a pybullet client
@@ -84,9 +95,21 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         self.rig = self.bound.rig
         self.sensors = SensorTimeline(self.rig)
         """The cameras' period, latency and noise (and the noise generator)."""
+        preset = getattr(base, "looks", None)
+        source = background if background is not None else getattr(preset, "background", None)
+        source = None if source is False else source
+        if background_bodies and source is None:
+            raise ValueError(f"PixelObs: background_bodies={background_bodies!r} needs background=...: give an image, "
+                             "a folder, a video or 'procedural'")
+        self.background = None if source is None else Background(source, self.rig.cameras, background_bodies)
+        """The background (None without one): its source, the episode's draw and its clock."""
+        if self.background is not None:
+            self.rig.backdrop = self.background.image
+            self.rig.backdrop_bodies = self.background.body_ids(self.rig.label_names, first=True)
         gym.utils.RecordConstructorArgs.__init__(
             self, cams=list(self.rig.cameras), pixels_only=pixels_only, renderer=renderer,
-            classes=dict(self.rig.classes) or None, camera_params=camera_params,
+            classes=dict(self.rig.classes) or None, camera_params=camera_params, background=background,
+            background_bodies=tuple(background_bodies),
         )
         obs_spaces: dict[str, spaces.Space] = dict(self.rig.observation_spaces)
         if not pixels_only:
@@ -116,7 +139,16 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         return self.observation(obs), info
 
     def observation(self, observation: Any) -> dict[str, np.ndarray]:
+        self._next_background()
         return self.observation_from(self.bound.render(self.sensors.due()), observation)
+
+    def _next_background(self) -> None:
+        """Before an observation's picture: the background's clock moves on, its bodies are those of the scene bound
+        now."""
+        if self.background is not None:
+            self.bound.bind()
+            self.background.next_picture()
+            self.rig.backdrop_bodies = self.background.body_ids(self.rig.label_names, first=False)
 
     # Rendering deferred: a batched vector env steps the wrapped envs, draws every rig's requests in one pass, and
     # builds each observation with observation_from; reset() and step() are these pieces in order.
@@ -131,9 +163,13 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         """
         if seed is not None:
             self.sensors.seed(seed)
+            if self.background is not None:
+                self.background.seed(seed)
         self.sensors.start_episode()
         obs, info = self.env.reset(seed=seed, options=options)
         self.bound.bind(resetting=True)
+        if self.background is not None:
+            self.background.start_episode()
         return obs, info
 
     def rig_requests(self) -> list[CameraRequest]:
@@ -142,6 +178,7 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         :meth:`~pixelrig.cameras.CameraRig.requests`; ``rig.decode(frames)`` turns the drawn frames back into
         images and :meth:`observation_from` into the observation."""
         self.bound.bind()
+        self._next_background()
         return self.rig.requests(self.sensors.due())
 
     def observation_from(self, frames: dict[str, np.ndarray], observation: Any) -> dict[str, np.ndarray]:
@@ -160,11 +197,27 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         observations; nothing here touches their clock or generator)."""
         return self.bound.render()
 
+    def set_background(self, seed: int | None, step: int) -> None:
+        """Show the background of the episode seeded ``seed`` (None: the current episode's) at env step ``step``
+        (replay re-renders recorded steps with it). Nothing without a background."""
+        if self.background is None:
+            return
+        if seed is not None:
+            self.background.seed(seed)
+            self.background.start_episode()
+        self.background.step, self.background.shown = int(step), True
+        self.bound.bind()
+        self.rig.backdrop_bodies = self.background.body_ids(self.rig.label_names, first=False)
+
     def snapshot_state(self) -> dict[str, Any]:
         """The cameras' clock, held pictures and noise generator (:meth:`SensorTimeline.state
-        <pixelrig.cameras.sensors.SensorTimeline.state>`) when a camera has a period, a latency or noise; else
-        nothing (the rig re-binds when the scene is rebuilt)."""
-        return self.sensors.state() if self.sensors.active else {}
+        <pixelrig.cameras.sensors.SensorTimeline.state>`) when a camera has a period, a latency or noise, and the
+        background's generator, draw and clock (under ``"background"``) when there is one; else nothing (the rig
+        re-binds when the scene is rebuilt)."""
+        state = self.sensors.state() if self.sensors.active else {}
+        if self.background is not None:
+            state["background"] = self.background.state()
+        return state
 
     def restore_snapshot_state(self, state: dict[str, Any]) -> None:
         """Put the cameras' clock, held pictures and noise generator back (an empty state: the next observation
@@ -173,6 +226,11 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         Raises:
             ValueError: the state holds pictures of other cameras.
         """
+        state = dict(state)
+        if self.background is not None:
+            if "background" not in state:
+                raise ValueError("PixelObs: the snapshot holds no background state (taken without background=)")
+            self.background.set_state(state.pop("background"))
         if state:
             self.sensors.set_state(state)
         else:

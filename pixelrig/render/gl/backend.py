@@ -36,18 +36,19 @@ class GlBackend(RenderBackend):
 
     def _draw(self, requests: Sequence[CameraRequest]) -> list[Frame]:
         """Every camera of this client in one pass: one scene sync and one readback."""
-        return shared_pipeline().render([self._client] * len(requests), requests)
+        return shared_pipeline().render([self._client] * len(requests), requests, [self.lighting] * len(requests))
 
     @classmethod
     def submit_batch(cls, jobs: Sequence[Job]) -> PendingFrames:
         """Every camera of every job (any number of clients) in one pass, sent to the GL without waiting."""
-        owners, requests, sizes = [], [], []
+        owners, requests, lightings, sizes = [], [], [], []
         for backend, reqs in jobs:
             backend.check_open()
             owners += [backend.client] * len(reqs)
             requests += list(reqs)
+            lightings += [backend.lighting] * len(reqs)
             sizes.append(len(reqs))
-        return _Split(shared_pipeline().submit(owners, requests), sizes)
+        return _Split(shared_pipeline().submit(owners, requests, lightings), sizes)
 
     def invalidate(self) -> None:
         """Rebuild this client's scene at the next render (automatic rebuilds cover resets and colour changes)."""

@@ -4,8 +4,9 @@ tessellated primitives, cached per process.
 Meshes (OBJ, STL, DAE) follow TinyRenderer's importers: OBJ polygons are fanned into triangles, faces without
 normals get flat normals, missing texture coordinates read (0.5, 0.5), and the first ``map_Kd`` texture of the
 file's materials is the diffuse texture (RGB, rows flipped so that v = 0 is the image's last row). Primitives
-(box, sphere, cylinder, capsule) are the convex hull of a shape's support points in Bullet's 42 sample directions
-(``btShapeHull``), with vertex normals pointing from the shape's local origin, as TinyRenderer draws them.
+(sphere, cylinder, capsule) are the convex hull of a shape's support points in Bullet's 42 sample directions
+(``btShapeHull``), with vertex normals pointing from the shape's local origin, as TinyRenderer draws them; a box's
+faces take their texture coordinates from pybullet's textured unit cube.
 Cylinders and capsules are 32-segment hulls with a 1 mm margin.
 """
 
@@ -108,17 +109,40 @@ def plane_space(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, q
 
 
+CUBE_CORNERS_UV = np.array([
+    # x, y, z (unit cube corners) and u, v: pybullet's cube_vertices_textured (OpenGLWindow/ShapeData.h), face by face
+    (-1, -1, 1, 0.75, 0.25), (1, -1, 1, 1.0, 0.25), (1, 1, 1, 1.0, 0.0), (-1, 1, 1, 0.75, 0.0),
+    (-1, -1, -1, 0.5, 0.25), (1, -1, -1, 0.25, 0.25), (1, 1, -1, 0.25, 0.0), (-1, 1, -1, 0.5, 0.0),
+    (-1, -1, -1, 0.5, 0.0), (-1, 1, -1, 0.75, 0.0), (-1, 1, 1, 0.75, 0.25), (-1, -1, 1, 0.5, 0.25),
+    (1, -1, -1, 0.25, 0.5), (1, 1, -1, 0.25, 0.25), (1, 1, 1, 0.0, 0.25), (1, -1, 1, 0.0, 0.5),
+    (-1, -1, -1, 0.25, 0.5), (-1, -1, 1, 0.25, 0.25), (1, -1, 1, 0.5, 0.25), (1, -1, -1, 0.5, 0.5),
+    (-1, 1, -1, 0.0, 0.0), (-1, 1, 1, 0.0, 0.25), (1, 1, 1, 0.25, 0.25), (1, 1, -1, 0.25, 0.0),
+], dtype=np.float64)
+CUBE_FACES = ((2, 1.0), (2, -1.0), (0, -1.0), (0, 1.0), (1, -1.0), (1, 1.0))
+"""The axis and side of each face of :data:`CUBE_CORNERS_UV` (four rows each, in order)."""
+
+
 @functools.lru_cache(maxsize=512)
 def box(half_extents: tuple[float, float, float]) -> MeshData:
-    """A box as TinyRenderer draws it: its 8 corners, flat-shaded (each face lit with its own normal; a zero
-    vertex normal tells the shader to use the face's). Normals from the centre instead shaded a wide, thin box
-    (the Panda table at visual_detail="collision") with a false gradient: 9 levels off TinyRenderer; flat: 0."""
+    """A box as TinyRenderer draws it: its corners, flat-shaded (each face lit with its own normal; a zero vertex
+    normal tells the shader to use the face's), each face with the texture coordinates of pybullet's textured unit
+    cube (a quarter of the texture per face). Normals from the centre instead shaded a wide, thin box (the Panda table
+    at visual_detail="collision") with a false gradient: 9 levels off TinyRenderer; flat: 0. The triangles are the
+    convex hull's, as the gl renderer always drew them (each corner repeated per face for its coordinates)."""
     h = np.asarray(half_extents, dtype=np.float64)
     best = np.where(UNIT_SPHERE_POINTS >= 0, h, -h)  # btBoxShape's support vertex
-    mesh = _hull(best)
-    vertices = mesh.vertices.copy()
-    vertices[:, 3:6] = 0.0
-    return MeshData(vertices, mesh.indices, mesh.texture)
+    hull = _hull(best)
+    corners = hull.vertices[hull.indices, :3].astype(np.float64).reshape(-1, 3, 3)
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    axis = np.abs(normal).argmax(axis=1)
+    face = np.array([CUBE_FACES.index((int(a), float(np.sign(n[a])))) for a, n in zip(axis, normal, strict=True)])
+    signs = np.sign(corners).reshape(-1, 3)
+    table = CUBE_CORNERS_UV.reshape(6, 4, 5)[np.repeat(face, 3)]  # each corner's face's four rows
+    row = np.argmax(np.all(table[:, :, :3] == signs[:, None, :], axis=2), axis=1)
+    vertices = np.zeros((len(signs), 8), np.float32)
+    vertices[:, :3] = corners.reshape(-1, 3)
+    vertices[:, 6:] = table[np.arange(len(signs)), row, 3:]
+    return MeshData(vertices, np.arange(len(vertices), dtype=np.uint32), None)
 
 
 @functools.lru_cache(maxsize=512)

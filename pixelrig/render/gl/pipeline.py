@@ -9,10 +9,18 @@ segmentation value (R32I) come from one pass; depth is converted back to pybulle
 float64. When a request asks for normals, the pass uses a second program (the same shader plus one output) and a
 framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. Not thread-safe:
 call from one thread at a time.
+
+Each camera is lit by its own :class:`~pixelrig.render.lighting.Lighting` (uniforms set per camera). Cameras whose
+light casts shadows first get TinyRenderer's shadow map, drawn into a framebuffer of their own tiles: the scene from
+the shadow camera (:func:`~pixelrig.render.lighting.shadow_view`, with the camera's own projection and image size,
+both faces of every triangle, as TinyRenderer draws it), keeping each pixel's least clip-space z; the colour pass
+then looks each fragment up in it as TinyRenderer does. Textures set at run time (:mod:`pixelrig.render.textures`)
+live in a second texel buffer, rebuilt from the textures in use when they change.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,14 +29,16 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from pixelrig.render import textures
 from pixelrig.render.backends import CameraRequest, Frame
 from pixelrig.render.gl import context as glc
 from pixelrig.render.gl.meshes import MeshData
 from pixelrig.render.gl.scene import Scene, build_scene, compose_frames, link_poses, read_visuals, signature_of
-from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, VERTEX
+from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, SHADOW_FRAGMENT, SHADOW_VERTEX, VERTEX
+from pixelrig.render.lighting import DEFAULT_LIGHTING, Lighting, shadow_view
 
 MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
-LIGHT = np.array([-50.0, 30.0, 100.0]) / np.linalg.norm([-50.0, 30.0, 100.0])
+NO_SHADOW = 1e30  # the shadow map's clear value: TinyRenderer clears its own to -1e30 and stores -z
 _INSTANCE_DTYPE = np.dtype([("m", "<f4", (12,)), ("color", "<f4", (4,)), ("meta", "<i4", (4,))])
 
 
@@ -53,6 +63,8 @@ class _ClientState:
         self.draw: np.ndarray = np.zeros((0, 3), np.int64)  # per instance: count, first index, base vertex
         self.radius: np.ndarray = np.zeros(0)  # per instance: bounding radius
         self.visible: np.ndarray = np.zeros(0, bool)
+        self.meta: np.ndarray = np.zeros((0, 4), np.int32)  # per instance, as the geometry gives it (no set texture)
+        self.texture_key: tuple[int, int] | None = None  # (textures' version, pipeline's set-texel generation)
 
 
 class _Slot:
@@ -69,25 +81,36 @@ class _Slot:
         self.fbo: Any = None
         self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
         self.fbo_size = (0, 0)
+        self.vao_shadow: Any = None
+        self.shadow_fbo: Any = None  # the shadow map (R32F texture) and its depth buffer, made when first needed
+        self.shadow_size = (0, 0)
         self.busy = False
 
     def release_vaos(self) -> None:
-        for vao in (self.vao, self.vao_normals):
+        for vao in (self.vao, self.vao_normals, self.vao_shadow):
             if vao is not None:
                 vao.release()
-        self.vao = self.vao_normals = None
+        self.vao = self.vao_normals = self.vao_shadow = None
+
+    def release_shadow(self) -> None:
+        _release_framebuffer(self.shadow_fbo)
+        self.shadow_fbo, self.shadow_size = None, (0, 0)
 
     def release_framebuffers(self) -> None:
         if self.fbo_normals is not None:
             self.fbo_normals.color_attachments[3].release()
             self.fbo_normals.release()
             self.fbo_normals = None
-        if self.fbo is not None:
-            for att in (*self.fbo.color_attachments, self.fbo.depth_attachment):
-                att.release()
-            self.fbo.release()
-            self.fbo = None
-        self.fbo_size = (0, 0)
+        _release_framebuffer(self.fbo)
+        self.fbo, self.fbo_size = None, (0, 0)
+
+
+def _release_framebuffer(fbo: Any) -> None:
+    """Release a framebuffer and every attachment of it (nothing for None)."""
+    if fbo is not None:
+        for att in (*fbo.color_attachments, fbo.depth_attachment):
+            att.release()
+        fbo.release()
 
 
 class PendingBatch:
@@ -170,6 +193,7 @@ class GlPipeline:
         self.ctx: Any = None
         self.prog: Any = None
         self.prog_normals: Any = None  # compiled when a request first asks for normals
+        self.prog_shadow: Any = None  # compiled when a light first casts shadows
         self.geometry: dict[Any, _Geometry] = {}
         self.vertices: list[np.ndarray] = []
         self.indices: list[np.ndarray] = []
@@ -183,6 +207,11 @@ class GlPipeline:
         self.vbo: Any = None
         self.ibo: Any = None
         self.ssbo: Any = None
+        self.set_texels: dict[str, tuple[int, np.ndarray]] = {}  # digest -> (offset, packed texels), set textures
+        self.n_set_texels = 0
+        self.set_generation = 0  # bumped when the set-texel buffer is rebuilt (every client's offsets change)
+        self.set_dirty = True
+        self.set_ssbo: Any = None
         self.slots: list[_Slot] = []
         self.clients: dict[int, _ClientState] = {}
         self._layouts: dict[tuple, _Layout] = {}
@@ -194,15 +223,19 @@ class GlPipeline:
             return
         ctx = glc.get_context()
         self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)
-        self.prog["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
         self.ctx = ctx
 
     def _normals_program(self) -> Any:
         """The program that also writes normals (compiled on first use)."""
         if self.prog_normals is None:
             self.prog_normals = self.ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT_NORMALS)
-            self.prog_normals["u_light"].value = tuple(float(x) for x in LIGHT.astype(np.float32))
         return self.prog_normals
+
+    def _shadow_program(self) -> Any:
+        """The shadow map's program (compiled on first use)."""
+        if self.prog_shadow is None:
+            self.prog_shadow = self.ctx.program(vertex_shader=SHADOW_VERTEX, fragment_shader=SHADOW_FRAGMENT)
+        return self.prog_shadow
 
     def _add_geometry(self, key: Any, mesh: MeshData) -> _Geometry:
         geo = self.geometry.get(key)
@@ -229,7 +262,39 @@ class GlPipeline:
         self.dirty = True
         return geo
 
+    def _set_texture(self, image: textures.TextureImage) -> int:
+        """The offset of a texture set at run time in the set-texel buffer (appended the first time)."""
+        found = self.set_texels.get(image.digest)
+        if found is None:
+            t = image.pixels[::-1].astype(np.uint32)  # rows flipped, as mesh textures are: row 0 = v 0
+            packed = (t[..., 0] | (t[..., 1] << 8) | (t[..., 2] << 16) | np.uint32(255 << 24)).reshape(-1)
+            found = self.set_texels[image.digest] = (self.n_set_texels, packed)
+            self.n_set_texels += len(packed)
+            self.set_dirty = True
+        return found[0]
+
+    def _compact_set_texels(self, in_use: set[str]) -> None:
+        """Rebuild the set-texel buffer from the textures in use when more than half of it (and over 4 Mi texels)
+        holds textures no client wears any more; every client's offsets are then recomputed."""
+        if self.n_set_texels <= (4 << 20):
+            return
+        kept = {d: v for d, v in self.set_texels.items() if d in in_use}
+        if sum(len(v[1]) for v in kept.values()) * 2 > self.n_set_texels:
+            return
+        self.set_texels, self.n_set_texels = {}, 0
+        for digest, (_, packed) in kept.items():
+            self.set_texels[digest] = (self.n_set_texels, packed)
+            self.n_set_texels += len(packed)
+        self.set_generation += 1
+        self.set_dirty = True
+
     def _upload(self) -> None:
+        if self.set_dirty:
+            if self.set_ssbo is not None:
+                self.set_ssbo.release()
+            arrays = [packed for _, packed in self.set_texels.values()] or [np.zeros(1, np.uint32)]
+            self.set_ssbo = self.ctx.buffer(np.concatenate(arrays).astype(np.uint32).tobytes())
+            self.set_dirty = False
         if not self.dirty:
             return
         ctx = self.ctx
@@ -276,6 +341,30 @@ class GlPipeline:
         if slot.vao is None:
             slot.vao = self._make_vertex_array(self.prog, slot.inst)
         return slot.vao
+
+    def _shadow_vertex_array(self, slot: _Slot) -> Any:
+        """The slot's vertex array for the shadow program: positions and model matrices only."""
+        if slot.vao_shadow is None:
+            slot.vao_shadow = self.ctx.vertex_array(
+                self._shadow_program(),
+                [(self.vbo, "3f 20x", "in_pos"), (slot.inst, "4f 4f 4f 32x/i", "in_m0", "in_m1", "in_m2")],
+                index_buffer=self.ibo,
+                index_element_size=4,
+            )
+        return slot.vao_shadow
+
+    def _shadow_framebuffer(self, slot: _Slot, width: int, height: int) -> Any:
+        """The slot's shadow map framebuffer, at least ``width`` x ``height``: an R32F texture (the least clip z
+        per pixel) and a depth buffer."""
+        if slot.shadow_fbo is None or slot.shadow_size[0] < width or slot.shadow_size[1] < height:
+            w, h = max(width, slot.shadow_size[0]), max(height, slot.shadow_size[1])
+            slot.release_shadow()
+            texture = self.ctx.texture((w, h), 1, dtype="f4")
+            texture.filter = (self.ctx.NEAREST, self.ctx.NEAREST)
+            slot.shadow_fbo = self.ctx.framebuffer(color_attachments=[texture],
+                                                   depth_attachment=self.ctx.depth_renderbuffer((w, h)))
+            slot.shadow_size = (w, h)
+        return slot.shadow_fbo
 
     def _make_vertex_array(self, prog: Any, inst: Any) -> Any:
         return self.ctx.vertex_array(
@@ -330,6 +419,10 @@ class GlPipeline:
         elif colors != st.scene.colors:
             st.scene.colors = colors
             self._set_colors(st, colors)
+        version, worn = textures.worn(client)
+        if st.texture_key != (version, self.set_generation):
+            self._wear_textures(st, worn)
+            st.texture_key = (version, self.set_generation)
         if st.scene is None:
             raise RuntimeError(f"gl renderer: the scene of client {client} could not be built")
         return st
@@ -373,7 +466,23 @@ class GlPipeline:
             draw[k] = (geo.count, geo.first_index, geo.base_vertex)
             radius[k] = geo.radius
         st.scene, st.static, st.draw, st.radius, st.force_rebuild = scene, static, draw, radius, False
+        st.meta, st.texture_key = static["meta"].copy(), None
         self._set_colors(st, scene.colors)
+
+    def _wear_textures(self, st: _ClientState, worn: dict[tuple[int, int], textures.TextureImage]) -> None:
+        """Point the instances of the links wearing a texture set at run time at it (the others at their mesh's);
+        a new instance array, so that cached layouts holding the old one are not reused."""
+        scene = st.scene
+        if scene is None:
+            return
+        meta = st.meta.copy()
+        for k, inst in enumerate(scene.instances):
+            image = worn.get((inst.body, inst.link))
+            if image is not None:
+                h, w = image.pixels.shape[:2]
+                meta[k, 1:] = (-2 - self._set_texture(image), w, h)
+        st.static = st.static.copy()
+        st.static["meta"] = meta
 
     @staticmethod
     def _set_colors(st: _ClientState, colors: tuple) -> None:
@@ -387,26 +496,31 @@ class GlPipeline:
 
     # ---- drawing -----------------------------------------------------------------------------------------------
 
-    def render(self, owners: Sequence[int], requests: Sequence[CameraRequest]) -> list[Frame]:
-        """Render every request in one pass (``owners[i]``: the pybullet client request i draws); see
-        :meth:`submit`."""
+    def render(self, owners: Sequence[int], requests: Sequence[CameraRequest],
+               lightings: Sequence[Lighting] | None = None) -> list[Frame]:
+        """Render every request in one pass (``owners[i]``: the pybullet client request i draws, under
+        ``lightings[i]``); see :meth:`submit`."""
         if not requests:
             return []
-        return self.submit(owners, requests).collect()
+        return self.submit(owners, requests, lightings).collect()
 
-    def submit(self, owners: Sequence[int], requests: Sequence[CameraRequest]) -> PendingBatch:
-        """Draw every request in one pass (``owners[i]``: the pybullet client request i draws) and send it to the GL
-        without waiting: :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or
-        submit more batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its
-        threads beside the caller. The scene poses are those at submission.
+    def submit(self, owners: Sequence[int], requests: Sequence[CameraRequest],
+               lightings: Sequence[Lighting] | None = None) -> PendingBatch:
+        """Draw every request in one pass (``owners[i]``: the pybullet client request i draws, under
+        ``lightings[i]``, default TinyRenderer's light) and send it to the GL without waiting:
+        :meth:`PendingBatch.collect` returns the frames. Meanwhile the caller may step physics or submit more
+        batches (each draws into GL objects of its own): on llvmpipe the rasterisation then runs in its threads
+        beside the caller. The scene poses are those at submission.
 
         Raises:
             ValueError: no requests, owners and requests of different lengths, an image larger than 16384 pixels a
                 side, or a batch that does not fit one framebuffer.
             RendererUnavailable: no OpenGL 4.3 EGL context can be made here.
         """
-        if len(owners) != len(requests):
-            raise ValueError(f"gl renderer: {len(owners)} owners for {len(requests)} requests")
+        lightings = [DEFAULT_LIGHTING] * len(requests) if lightings is None else list(lightings)
+        if len(owners) != len(requests) or len(lightings) != len(requests):
+            raise ValueError(f"gl renderer: {len(owners)} owners and {len(lightings)} lightings for "
+                             f"{len(requests)} requests")
         for r in requests:
             if r.width < 1 or r.height < 1 or r.width > MAX_SIDE or r.height > MAX_SIDE:
                 raise ValueError(f"gl renderer: image size {r.width}x{r.height} must be within 1..{MAX_SIDE} a side")
@@ -418,16 +532,18 @@ class GlPipeline:
             self._ensure_context()
             slot = self._free_slot()
             try:
-                self._submit(slot, owners, requests, tiles, total_w, total_h)
+                self._submit(slot, owners, requests, lightings, tiles, total_w, total_h)
             except BaseException:
                 slot.busy = False
                 raise
         return PendingBatch(self, slot, requests, tiles, (total_w, total_h))
 
     def _submit(self, slot: _Slot, owners: Sequence[int], requests: Sequence[CameraRequest],
-                tiles: list[tuple[int, int]], total_w: int, total_h: int) -> None:
+                lightings: list[Lighting], tiles: list[tuple[int, int]], total_w: int, total_h: int) -> None:
         # scenes (one refresh per client), then every instance of every client posed in one buffer
         clients = list(dict.fromkeys(owners))
+        if self.n_set_texels > (4 << 20):
+            self._compact_set_texels({image.digest for c in self.clients for image in textures.worn(c)[1].values()})
         states = {client: self._refresh(client) for client in clients}
         self._upload()
         layout = self._layout(owners, clients, states)
@@ -435,13 +551,54 @@ class GlPipeline:
         slot.inst, new = self._write(self.ctx, slot.inst, instances.tobytes(), 64 * _INSTANCE_DTYPE.itemsize)
         if new:
             slot.release_vaos()  # they bind the old instance buffer
-        # indirect commands: per camera, its client's visible instances inside its view, front to back
+        # indirect commands: per camera, its client's visible instances inside its view, front to back; then, for
+        # the cameras whose light casts shadows, those inside their shadow camera's view
         all_cmds, spans = _commands(requests, layout, instances)
+        views = [_shadow_request(r, light) if light.shadows else None for r, light in zip(requests, lightings,
+                                                                                          strict=True)]
+        shadow_spans: list[tuple[int, int]] = [(0, 0)] * len(requests)
+        if any(v is not None for v in views):
+            # every camera is kept in the layout's order; one without shadows gets its own view (its block unused)
+            light_requests = [v if v is not None else r for v, r in zip(views, requests, strict=True)]
+            shadow_cmds, found = _commands(light_requests, layout, instances)
+            shadow_spans = [(first + len(all_cmds), count) if v is not None else (0, 0)
+                            for (first, count), v in zip(found, views, strict=True)]
+            all_cmds = np.concatenate([all_cmds, shadow_cmds])
         slot.indirect, _ = self._write(self.ctx, slot.indirect, all_cmds.tobytes(), 20 * 256)
-        self._draw(slot, requests, tiles, total_w, total_h, spans)
+        if any(v is not None for v in views):
+            self._draw_shadows(slot, views, tiles, total_w, total_h, shadow_spans)
+        self._draw(slot, requests, lightings, views, tiles, total_w, total_h, spans)
 
-    def _draw(self, slot: _Slot, requests: Sequence[CameraRequest], tiles: list[tuple[int, int]], total_w: int,
-              total_h: int, spans: list[tuple[int, int]]) -> None:
+    def _draw_shadows(self, slot: _Slot, views: list[CameraRequest | None], tiles: list[tuple[int, int]],
+                      total_w: int, total_h: int, spans: list[tuple[int, int]]) -> None:
+        """TinyRenderer's shadow map of every camera whose light casts shadows, in that camera's tile: the scene
+        from the shadow camera, both faces, the least clip z per pixel."""
+        import moderngl
+
+        ctx = self.ctx
+        fbo = self._shadow_framebuffer(slot, total_w, total_h)
+        prog = self._shadow_program()
+        vao = self._shadow_vertex_array(slot)
+        fbo.use()
+        fbo.scissor = None
+        fbo.viewport = (0, 0, total_w, total_h)
+        ctx.scissor = None
+        glc.clear_buffer_float(glc.GL_COLOR, 0, (NO_SHADOW,))
+        glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
+        ctx.enable_only(moderngl.DEPTH_TEST)  # TinyRenderer's depth pass culls no face
+        ctx.depth_func = "<"
+        for view, (x, y), (first, count) in zip(views, tiles, spans, strict=True):
+            if view is None or not count:
+                continue
+            fbo.viewport = (x, y, view.width, view.height)
+            prog["u_view"].write(np.asarray(view.view, dtype=np.float32).tobytes())
+            prog["u_proj"].write(np.asarray(view.projection, dtype=np.float32).tobytes())
+            prog["u_shift"].value = (1.0 / view.width, 1.0 / view.height)
+            vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
+
+    def _draw(self, slot: _Slot, requests: Sequence[CameraRequest], lightings: list[Lighting],
+              views: list[CameraRequest | None], tiles: list[tuple[int, int]], total_w: int, total_h: int,
+              spans: list[tuple[int, int]]) -> None:
         import moderngl
 
         normals = any(r.normals for r in requests)
@@ -464,13 +621,17 @@ class GlPipeline:
         ctx.cull_face = "back"
         ctx.depth_func = "<"
         self.ssbo.bind_to_storage_buffer(0)
-        for r, (x, y), (first, count) in zip(requests, tiles, spans, strict=True):
+        self.set_ssbo.bind_to_storage_buffer(1)
+        if slot.shadow_fbo is not None and any(v is not None for v in views):
+            slot.shadow_fbo.color_attachments[0].use(location=0)
+        for r, light, view, (x, y), (first, count) in zip(requests, lightings, views, tiles, spans, strict=True):
             if not count:
                 continue
             fbo.viewport = (x, y, r.width, r.height)
             prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
             prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
             prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
+            _set_light(prog, light, view, (x, y))
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
         glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
 
@@ -514,6 +675,43 @@ class GlPipeline:
     def invalidate(self, client: int) -> None:
         """Rebuild ``client``'s scene at its next render."""
         self.state(client).force_rebuild = True
+
+
+@functools.lru_cache(maxsize=1024)
+def _shadow_request(request: CameraRequest, lighting: Lighting) -> CameraRequest:
+    """The shadow camera of a camera under a shadow-casting light: TinyRenderer's (the light's view, the camera's
+    projection and image size)."""
+    view = shadow_view(lighting)
+    return CameraRequest(request.width, request.height, tuple(view.T.ravel().tolist()), request.projection, False)
+
+
+@functools.lru_cache(maxsize=256)
+def _light_uniforms(lighting: Lighting) -> tuple[tuple[float, ...], ...]:
+    """The light's direction, colour and coefficients as the shader takes them (float32 values)."""
+    return (tuple(float(x) for x in lighting.unit_direction.astype(np.float32)),
+            tuple(float(x) for x in np.float32(lighting.color)),
+            tuple(float(x) for x in np.float32((lighting.ambient, lighting.diffuse, lighting.specular))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _light_clip(shadow: CameraRequest) -> bytes:
+    """World -> the shadow camera's clip space, float32 column-major (the uniform's bytes)."""
+    clip = _matrices([shadow], "projection")[0] @ _matrices([shadow], "view")[0]
+    return clip.T.astype(np.float32).tobytes()
+
+
+def _set_light(prog: Any, lighting: Lighting, shadow: CameraRequest | None, tile: tuple[int, int]) -> None:
+    """The colour pass's light uniforms for one camera (``shadow``: its shadow camera, drawn at ``tile``, or None
+    without shadows)."""
+    direction, color, coefficients = _light_uniforms(lighting)
+    prog["u_light"].value = direction
+    prog["u_light_color"].value = color
+    prog["u_coefficients"].value = coefficients
+    prog["u_shadows"].value = int(shadow is not None)
+    if shadow is not None:
+        prog["u_light_clip"].write(_light_clip(shadow))
+        prog["u_shadow_tile"].value = (tile[0], tile[1], shadow.width, shadow.height)
+        prog["u_shadow_map"].value = 0
 
 
 def _commands(requests: Sequence[CameraRequest], layout: _Layout, instances: np.ndarray

@@ -1,8 +1,10 @@
-"""GLSL of the gl renderer: TinyRenderer's shading (ambient 0.6, diffuse 0.35, specular 0.05 with exponent 2 on
-the world-space reflection's z, light direction normalize(-50, 30, 100), colours truncated to integers), its
-nearest, repeating texture lookup, linear eye depth and the segmentation value, all from one pass; and
+"""GLSL of the gl renderer: TinyRenderer's shading under a :class:`~pixelrig.render.lighting.Lighting` (ambient,
+diffuse and specular coefficients, specular exponent 2 on the world-space reflection's z, the light's direction and
+colour, colours truncated to integers) and its shadow test, its nearest, repeating texture lookup (from the meshes'
+textures or from textures set at run time), linear eye depth and the segmentation value, all from one pass;
 ``FRAGMENT_NORMALS``, the same shader that also writes each fragment's world normal (its triangle's) to a fourth
-target."""
+target; and ``SHADOW_VERTEX``/``SHADOW_FRAGMENT``, TinyRenderer's shadow map: the scene from its shadow camera,
+keeping each pixel's least clip-space z."""
 
 VERTEX = """
 #version 430
@@ -42,7 +44,14 @@ void main() {
 FRAGMENT = """
 #version 430
 layout(std430, binding = 0) readonly buffer Texels { uint texels[]; };
-uniform vec3 u_light;
+layout(std430, binding = 1) readonly buffer SetTexels { uint set_texels[]; };
+uniform vec3 u_light;        // unit direction towards the light
+uniform vec3 u_light_color;
+uniform vec3 u_coefficients; // ambient, diffuse, specular
+uniform int u_shadows;
+uniform mat4 u_light_clip;   // world -> the shadow camera's clip space (its projection is the camera's)
+uniform ivec4 u_shadow_tile; // the shadow map's pixels of this camera: x, y, width, height
+uniform sampler2D u_shadow_map;
 in vec3 v_nrm;
 in vec3 v_world;
 in vec2 v_uv;
@@ -64,15 +73,29 @@ void main() {
     float specular = rz * rz;
     float diffuse = max(0.0, dot(bn, u_light));
     vec3 tex = vec3(255.0);
-    if (v_meta.y >= 0) {
+    if (v_meta.y != -1) {  // >= 0: a mesh's texture at that texel; <= -2: a texture set at run time, at -2 - y
         vec2 uv = fract(v_uv);
         int x = min(int(uv.x * float(v_meta.z)), v_meta.z - 1);
         int y = min(int(uv.y * float(v_meta.w)), v_meta.w - 1);
-        uint t = texels[v_meta.y + y * v_meta.z + x];
+        uint t = v_meta.y >= 0 ? texels[v_meta.y + y * v_meta.z + x] : set_texels[-2 - v_meta.y + y * v_meta.z + x];
         tex = vec3(float(t & 255u), float((t >> 8) & 255u), float((t >> 16) & 255u));
     }
+    float shadow = 1.0;
+    if (u_shadows != 0) {
+        // TinyRenderer's test: the shadow camera's viewport position of this point (no half-pixel shift: its map
+        // sampled pixel corners), clamped to the map, and lit where the map's nearest clip z is beyond this
+        // point's viewport depth less 0.05
+        vec4 lc = u_light_clip * vec4(v_world, 1.0);
+        vec2 half_size = 0.5 * vec2(u_shadow_tile.zw);
+        vec2 pos = (half_size * lc.xy + half_size * lc.w) / lc.w;
+        float depth = 0.5 * lc.z + 0.5 * lc.w;
+        ivec2 texel = ivec2(clamp(pos, vec2(0.0), vec2(u_shadow_tile.zw - 1)));
+        float nearest = texelFetch(u_shadow_map, u_shadow_tile.xy + texel, 0).r;
+        shadow = -nearest < -depth + 0.05 ? 1.0 : 0.8;
+    }
     vec3 c = floor(tex * v_color);
-    vec3 lit = floor(0.6 * c + (0.35 * diffuse + 0.05 * specular) * c);
+    vec3 lit = floor(u_coefficients.x * c
+                     + shadow * (u_coefficients.y * diffuse + u_coefficients.z * specular) * c * u_light_color);
     f_color = vec4(min(lit, vec3(255.0)) / 255.0, 1.0);
     f_depth = v_depth;
     f_seg = v_meta.x;
@@ -88,3 +111,31 @@ void main() {
 FRAGMENT_NORMALS = FRAGMENT.replace("#version 430\n", "#version 430\n#define WITH_NORMALS\n", 1)
 """The fragment shader with a world-normal output at location 3 (only compiled when a camera asks for normals): the
 drawn triangle's unit normal, from the screen-space derivatives of the world position (exact for a plane)."""
+
+SHADOW_VERTEX = """
+#version 430
+uniform mat4 u_view;       // the shadow camera's
+uniform mat4 u_proj;       // the camera's projection (TinyRenderer draws its shadow map with it)
+uniform vec2 u_shift;      // half a pixel: TinyRenderer samples pixel corners, GL pixel centres
+in vec3 in_pos;
+in vec4 in_m0;
+in vec4 in_m1;
+in vec4 in_m2;
+out float v_clip_z;
+void main() {
+    vec4 p = vec4(in_pos, 1.0);
+    vec4 clip = u_proj * (u_view * vec4(dot(in_m0, p), dot(in_m1, p), dot(in_m2, p), 1.0));
+    v_clip_z = clip.z;
+    clip.xy += u_shift * clip.w;
+    gl_Position = clip;
+}
+"""
+
+SHADOW_FRAGMENT = """
+#version 430
+in float v_clip_z;
+layout(location = 0) out float f_clip_z;
+void main() {
+    f_clip_z = v_clip_z;  // the depth test keeps the nearest surface's, whose clip z is the least
+}
+"""

@@ -74,3 +74,79 @@ def format_fidelity(rows: list[dict[str, Any]]) -> str:
     lines += [f"| {r['env']} | {100 * r['label']:.2f}% | {1000 * r['depth']:.4f} mm | {r['rgb']:.2f} levels |"
               for r in rows]
     return "\n".join(lines)
+
+
+SHADOW_LEVELS = 3
+"""A pixel is *shadowed* when its RGB (largest channel difference) is more than this many levels darker than the same
+renderer's image of the same state under the same light without shadows: a shadow takes 20% of the direct term, 5 to
+20 levels on the bundled scenes' surfaces, while rounding moves no pixel by more than 1."""
+
+
+def shadowed(unshadowed: np.ndarray, shadowed_rgb: np.ndarray) -> np.ndarray:
+    """(H, W) bool: the pixels more than :data:`SHADOW_LEVELS` darker with shadows than without."""
+    return (unshadowed.astype(np.int16) - shadowed_rgb).max(axis=-1) > SHADOW_LEVELS
+
+
+def looks_fidelity(env_id: str, looks: Mapping[str, Any], steps: int = 3, seed: int = 0, **kwargs: Any
+                   ) -> list[dict[str, Any]]:
+    """gl against TinyRenderer under each of ``looks`` ({name: Lighting}) on the env's default rig: the same states
+    (reset and ``steps`` seeded random steps, both renderers drawing one client), :func:`agreement`'s figures, and for
+    lights that cast shadows the shadowed pixels' agreement: of the pixels either renderer shadows
+    (:func:`shadowed`), the fraction both shadow (intersection over union; 1.0 where neither shadows any).
+    ``kwargs`` go to ``gym.make`` (e.g. ``randomize=Randomization(textures=...)``)."""
+    from dataclasses import replace
+
+    from pixelrig.cameras.rig import CameraRig
+    from pixelrig.render.gl import GlBackend
+
+    env = gym.make(env_id, renderer="tiny", **kwargs)
+    try:
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+        base = env.unwrapped
+        gl = GlBackend(base.client)
+        try:
+            rigs = []
+            for backend in (base.render_backend, gl):
+                rig = CameraRig(base.default_cameras())
+                rig.bind(backend, names=base.body_names)
+                rigs.append((rig, backend))
+            frames: dict[str, tuple[list, list]] = {name: ([], []) for name in looks}
+            counts = {name: [0, 0] for name in looks}  # shadowed by both, by either
+            for _ in range(steps + 1):
+                for name, light in looks.items():
+                    drawn, masks = [], []
+                    for rig, backend in rigs:
+                        if light.shadows:
+                            backend.set_lighting(replace(light, shadows=False))
+                            plain = rig.render()
+                        backend.set_lighting(light)
+                        drawn.append(rig.render())
+                        if light.shadows:
+                            masks.append([shadowed(plain[f"{c.name}/rgb"], drawn[-1][f"{c.name}/rgb"])
+                                          for c in rig.cameras])
+                    for side, images in zip(frames[name], drawn, strict=True):
+                        side.append(images)
+                    for a, b in zip(*masks, strict=True) if masks else ():
+                        counts[name][0] += int((a & b).sum())
+                        counts[name][1] += int((a | b).sum())
+                env.step(env.action_space.sample())
+        finally:
+            gl.close()
+    finally:
+        env.close()
+    return [{"env": env_id, "look": name, **agreement(*frames[name]),
+             "shadowed_px": counts[name][1],
+             "shadow_agreement": counts[name][0] / counts[name][1] if counts[name][1] else 1.0}
+            for name in looks]
+
+
+def format_looks_fidelity(rows: list[dict[str, Any]]) -> str:
+    """A Markdown table of :func:`looks_fidelity`'s rows."""
+    lines = ["| env | look | label pixels equal | depth median \\|diff\\| | RGB mean \\|diff\\| | shadowed pixels "
+             "agreeing |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['env']} | {r['look']} | {100 * r['label']:.2f}% | {1000 * r['depth']:.4f} mm | "
+              f"{r['rgb']:.2f} levels | "
+              + (f"{100 * r['shadow_agreement']:.1f}% of {r['shadowed_px']}" if r["shadowed_px"] else "-") + " |"
+              for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""Draw docs/tasks.png, the README's picture of the Panda manipulation tasks: each task's default front and wrist
+cameras (at 192x192) mid-task, driven there by its scripted expert: PandaLift lifting, PandaPickPlace carrying the cube
+to its target, PandaStack lowering cube A onto B, PandaPegInsert pushing the peg into the hole, PandaPickObject
+lifting its object.
+
+    .venv/bin/python examples/tasks_picture.py [--out docs/tasks.png] [--renderer tiny]
+
+Needs matplotlib (the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import gymnasium as gym
+import numpy as np
+
+import pixelrig  # noqa: F401  (registers the ids)
+import pixelrig.experts
+from pixelrig import PixelObs
+from pixelrig.experts import EXPERTS
+
+MOMENTS = {  # task: (seed, the expert's phase, steps into it)
+    "pixelrig/PandaLift-v0": (3, "lift", 3),
+    "pixelrig/PandaPickPlace-v0": (1, "carry", 3),
+    "pixelrig/PandaStack-v0": (2, "lower", 2),
+    "pixelrig/PandaPegInsert-v0": (4, "insert", 4),
+    "pixelrig/PandaPickObject-v0": (5, "lift", 3),
+}
+"""When each task is pictured."""
+
+
+def mid_task(env_id: str, renderer: str) -> dict[str, np.ndarray]:
+    """The front and wrist images of ``env_id`` at its :data:`MOMENTS` entry."""
+    seed, phase, steps = MOMENTS[env_id]
+    base = gym.make(env_id, renderer=renderer)
+    cams = [dataclasses.replace(c, width=192, height=192, modalities=("rgb",))
+            for c in base.unwrapped.default_cameras() if c.name in ("front", "wrist")]
+    env = PixelObs(base, cams=cams)
+    try:
+        obs, _ = env.reset(seed=seed)
+        expert = getattr(pixelrig.experts, EXPERTS[env_id])(env)
+        for _ in range(env.spec.max_episode_steps):
+            obs, *_ = env.step(expert(obs))
+            if expert.phase == phase and expert.steps_in_phase >= steps:
+                return {c.name: obs[f"{c.name}/rgb"] for c in cams}
+        raise RuntimeError(f"{env_id}: the expert never reached {phase!r} + {steps} steps")
+    finally:
+        env.close()
+
+
+def main() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="docs/tasks.png")
+    parser.add_argument("--renderer", default="tiny")
+    args = parser.parse_args()
+    fig, axes = plt.subplots(2, len(MOMENTS), figsize=(3.0 * len(MOMENTS), 6.3))
+    for column, env_id in enumerate(MOMENTS):
+        images = mid_task(env_id, args.renderer)
+        for row, camera in enumerate(("front", "wrist")):
+            ax = axes[row, column]
+            ax.imshow(images[camera])
+            ax.set_title(f"{env_id.split('/')[1]}: {camera}" if row == 0 else camera, fontsize=10)
+            ax.axis("off")
+    fig.suptitle(f"The Panda manipulation tasks mid-task, each driven by its scripted expert ({args.renderer})",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=72)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""Behaviour cloning from a recorded dataset (examples/bc_pixels.py): the pieces are honest (the dataset->array loader
+gives back the recorded frames, the policy's actions are the action space's, evaluation counts
+``info["is_success"]``), and (slow, CI's learning stage) the cut-down run learns PandaLift from pixels."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from pixelrig import DatasetRecorder, PixelObs
+from pixelrig.experts import LiftExpert
+
+pytest.importorskip("torch")
+pytest.importorskip("h5py")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import bc_pixels as bc  # noqa: E402 (the example, from its folder)
+import torch  # noqa: E402
+
+
+def record(path: Path, seeds: list[int], cut: int) -> list[list[tuple[dict, np.ndarray]]]:
+    """Record LiftExpert episodes (24x24 front and wrist RGB) at ``path``: one to its end per seed, then one cut
+    short after ``cut`` steps (seed ``seeds[-1] + 1``); returns each episode's (observation, action) pairs as the
+    env gave them and the expert chose them."""
+    env = DatasetRecorder(PixelObs(gym.make(bc.TASK, renderer="tiny"), cams=bc.policy_cameras(24)), path,
+                          format="robomimic", overwrite=True)
+    expert = LiftExpert(env)
+    episodes = []
+    try:
+        for seed, limit in [*((s, None) for s in seeds), (seeds[-1] + 1, cut)]:
+            obs, _ = env.reset(seed=seed)
+            expert.reset()
+            steps, done = [], False
+            while not done and len(steps) != limit:
+                action = expert(obs)
+                steps.append(({k: np.array(v) for k, v in obs.items()}, action))
+                obs, _, terminated, truncated, info = env.step(action)
+                done = terminated or truncated
+            assert limit is not None or info["is_success"]
+            episodes.append(steps)
+    finally:
+        env.close()  # the last episode is written cut short
+    return episodes
+
+
+def test_the_loader_gives_back_the_recorded_frames_and_only_successful_episodes(tmp_path: Path) -> None:
+    """Images, proprioception (the gripper's terms only: no cube pose) and actions equal what the env gave and the
+    expert did, frame by frame, episodes in order; the episode cut short (not a success) is left out."""
+    path = tmp_path / "lift.hdf5"
+    episodes = record(path, [3, 4], cut=5)
+    demos = bc.load_demos(path)
+    env = gym.make(bc.TASK)
+    layout = env.unwrapped.observation_layout
+    env.close()
+    kept = [step for steps in episodes[:2] for step in steps]
+    assert len(demos) == len(kept) and demos.num_episodes == 2
+    assert list(demos.episode) == [0] * len(episodes[0]) + [1] * len(episodes[1])
+    assert demos.proprio.shape == (len(kept), 11) and demos.renderer == "tiny"
+    assert [c.name for c in demos.cameras] == ["front", "wrist"]
+    for i, (obs, action) in enumerate(kept):
+        for cam in ("front", "wrist"):
+            np.testing.assert_array_equal(demos.images[cam][i], obs[f"{cam}/rgb"])
+        state = obs["state"]
+        expected = np.concatenate([state[layout[t]] for t in ("ee_pos", "ee_quat", "ee_linvel", "gripper_opening")])
+        np.testing.assert_array_equal(demos.proprio[i], expected)
+        np.testing.assert_array_equal(demos.actions[i], action)
+
+
+def test_proprioception_is_read_by_name() -> None:
+    layout = {"ee_pos": slice(0, 3), "cube_pos": slice(3, 6), "gripper_opening": slice(6, 7)}
+    assert list(bc.proprio_index(layout, ("ee_pos", "gripper_opening"))) == [0, 1, 2, 6]
+    with pytest.raises(KeyError, match="'ee_quat'.*not in the observation layout"):
+        bc.proprio_index(layout, ("ee_pos", "ee_quat"))
+
+
+def test_action_chunks_stay_inside_their_episode() -> None:
+    actions = np.arange(5, dtype=np.float32)[:, None]
+    chunks = bc.action_chunks(actions, np.array([0, 0, 0, 1, 1]), 3)
+    assert chunks[..., 0].tolist() == [[0, 1, 2], [1, 2, 2], [2, 2, 2], [3, 4, 4], [4, 4, 4]]
+
+
+def test_random_shift_moves_each_image_as_a_whole() -> None:
+    images = torch.arange(2 * 3 * 8 * 8, dtype=torch.float32).reshape(2, 3, 8, 8)
+    out = bc.random_shift(images, 2, torch.Generator().manual_seed(1))
+    padded = torch.nn.functional.pad(images, (2, 2, 2, 2), mode="replicate")
+    assert out.shape == images.shape
+    for image, window in zip(out, padded, strict=True):
+        assert any(torch.equal(image, window[:, dy:dy + 8, dx:dx + 8]) for dy in range(5) for dx in range(5))
+    assert torch.equal(bc.random_shift(images, 0), images)
+
+
+def test_the_policy_acts_inside_the_action_space() -> None:
+    """Whatever the inputs, the actions are (B, chunk, 4) in [-1, 1]; the agent gives one float32 action in the
+    env's space per observation, the newest chunk's first action at an episode's start."""
+    torch.manual_seed(0)
+    policy = bc.BCPolicy(["front", "wrist"], 11, 4, chunk=3, proprio_mean=np.zeros(11), proprio_std=np.ones(11))
+    with torch.no_grad():
+        for p in policy.head.parameters():
+            p.mul_(100.0)  # saturate: the bounds must still hold
+        images = {cam: torch.randint(0, 256, (5, 3, 24, 24), dtype=torch.uint8) for cam in policy.cameras}
+        out = policy(images, torch.randn(5, 11) * 10)
+    assert out.shape == (5, 3, 4) and float(out.abs().max()) <= 1.0
+    env = gym.make(bc.TASK)
+    space = env.action_space
+    env.close()
+    obs = {"front/rgb": np.zeros((24, 24, 3), np.uint8), "wrist/rgb": np.full((24, 24, 3), 200, np.uint8),
+           "state": np.linspace(-1, 1, 29, dtype=np.float32)}
+    agent = bc.BCAgent(policy.eval(), np.arange(11))
+    agent.reset(0)
+    first = agent(obs)
+    assert first.shape == (4,) and first.dtype == np.float32 and space.contains(first)
+    with torch.no_grad():
+        chunk = policy({k: torch.from_numpy(obs[f"{k}/rgb"]).permute(2, 0, 1)[None] for k in policy.cameras},
+                       torch.from_numpy(obs["state"][:11])[None])[0].numpy()
+    np.testing.assert_allclose(first, chunk[0], atol=1e-6)
+    second = agent(obs)  # the old chunk's second action and the new chunk's first, the newest weighted more
+    weights = np.exp([0.0, 0.5])
+    np.testing.assert_allclose(second, (weights[0] * chunk[1] + weights[1] * chunk[0]) / weights.sum(), atol=1e-6)
+
+
+class ScriptedInfo(gym.Wrapper):
+    """Reports ``is_success`` (and ends episodes) on the steps given per seed, whatever the env says."""
+
+    def __init__(self, env: gym.Env, success_at: dict[int, int], end_at: dict[int, int]) -> None:
+        super().__init__(env)
+        self.success_at, self.end_at = success_at, end_at
+        self.seed, self.t = -1, 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        self.seed, self.t = seed, 0
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, {**info, "is_success": False}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.t += 1
+        info = {**info, "is_success": self.success_at.get(self.seed) == self.t}
+        return obs, 0.0, self.end_at.get(self.seed) == self.t, truncated, info
+
+
+def test_evaluation_counts_success_from_info() -> None:
+    """An episode succeeds when a step's ``info["is_success"]`` does, even if it then goes on; ending (terminated)
+    without it is no success; the agent is reset with each episode's seed."""
+    env = ScriptedInfo(gym.make(bc.TASK, max_episode_steps=4), success_at={11: 2}, end_at={12: 3})
+    seen: list[int | None] = []
+
+    class Still:
+        def reset(self, seed: int | None = None) -> None:
+            seen.append(seed)
+
+        def __call__(self, obs: Any) -> np.ndarray:
+            return np.zeros(4, np.float32)
+
+    try:
+        results = bc.evaluate(Still(), [10, 11, 12], env)
+    finally:
+        env.close()
+    assert results == [{"seed": 10, "success": False, "steps": 4}, {"seed": 11, "success": True, "steps": 4},
+                       {"seed": 12, "success": False, "steps": 3}]
+    assert seen == [10, 11, 12] and bc.success_rate(results) == pytest.approx(1 / 3)
+
+
+def test_random_actions_are_seeded_per_episode() -> None:
+    env = gym.make(bc.TASK)
+    agent = bc.RandomAgent(env.action_space)
+    env.close()
+    agent.reset(5)
+    a = [agent(None) for _ in range(3)]
+    agent.reset(5)
+    assert np.array_equal(a, [agent(None) for _ in range(3)]) and env.action_space.contains(a[0])
+
+
+def test_training_seeds_may_not_reach_the_evaluation_seeds(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reach the evaluation seeds"):
+        bc.run(dataclasses.replace(bc.QUICK, seed=990, episodes=20), tmp_path)
+
+
+QUICK_THRESHOLD = 0.30
+"""The success rate the cut-down run must reach (random actions: 0 on these seeds)."""
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+@pytest.mark.ci_learning
+@pytest.mark.timeout(600)
+def test_bc_learns_to_lift_the_cube_from_pixels(tmp_path: Path) -> None:
+    """examples/bc_pixels.py --quick: LiftExpert demonstrations, BC on 64x64 front and wrist RGB plus the gripper's
+    proprioception, then unseen seeded episodes under PixelObs. The policy must lift the cube in at least
+    QUICK_THRESHOLD of them, and beat random actions on the same seeds by as much.
+    PIXELRIG_LEARNING_SEED picks the seed (collection and training; default 0)."""
+    seed = int(os.environ.get("PIXELRIG_LEARNING_SEED", "0"))
+    start = time.monotonic()
+    result = bc.run(dataclasses.replace(bc.QUICK, seed=seed), tmp_path)
+    minutes = (time.monotonic() - start) / 60
+    summary = (f"seed {seed}: success {result['success_rate']:.0%}, random {result['random_success_rate']:.0%} over "
+               f"{len(result['eval_seeds'])} episodes; loss {result['loss'][0]:.4f} -> {result['loss'][-1]:.4f}; "
+               f"{result['dataset']['frames']} frames; {minutes:.1f} min")
+    print(summary)
+    assert result["success_rate"] >= QUICK_THRESHOLD, summary
+    assert result["success_rate"] >= result["random_success_rate"] + QUICK_THRESHOLD, summary

@@ -1,0 +1,449 @@
+"""``pixelrig collect`` / ``collect()``: a task's expert run over seeds into one dataset, the same bytes whatever the
+number of worker processes, the files DatasetRecorder writes, kept or dropped by success, resumed after a real kill
+as if never interrupted, never replacing a dataset by accident, bad input named with nothing touched, loaded by
+LeRobot's and robomimic's own readers, and replayed with another rig to the recorded states bit for bit.
+
+PandaLift's expert succeeds on every seed; ``max_episode_steps=34`` makes seeds 1, 3 and 5 fail (the lift takes it
+39, 35 and 38 steps), so that keeping and dropping are seen on the first seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from pixelrig import Camera, DatasetRecorder, PixelObs
+from pixelrig.cameras.rigfile import load_rig
+from pixelrig.datasets import DatasetExistsError, open_dataset
+from pixelrig.datasets.collect import ATTEMPTS_PER_EPISODE, CollectReport, collect, expert_task
+from pixelrig.datasets.collect_workers import run_expert
+from pixelrig.experts import LiftExpert
+from pixelrig.system.process import Helper
+from pixelrig.tools.cli import main
+from tests.test_datasets import NEW_RIG, run_episodes, run_reader
+
+pa = pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
+h5py = pytest.importorskip("h5py", reason='robomimic datasets need h5py: pip install "pixelrig[datasets]"')
+import pyarrow.parquet as pq  # noqa: E402
+
+TASK = "pixelrig/PandaLift-v0"
+SHORT = {"max_episode_steps": 34}
+"""Seeds 1, 3 and 5 fail under this limit (see the module docstring)."""
+CAMS = [Camera("front", width=32, height=32, eye=(1.2, 0.0, 1.1), target=(0.5, 0.0, 0.62), far=3.0,
+               modalities=("rgb", "depth"))]
+SUFFIX = {"lerobot": "", "robomimic": ".hdf5"}
+
+
+def run_collect(out: Path, **kw: object) -> CollectReport:
+    """collect() of PandaLift with the small rig, tiny, quietly (``kw`` overrides)."""
+    args = {"episodes": 3, "cams": CAMS, "renderer": "tiny", "progress": False, "env_kwargs": SHORT, **kw}
+    return collect(TASK, out, **args)  # type: ignore[arg-type]
+
+
+def files_of(path: Path) -> dict[str, bytes]:
+    """Every file of a dataset (a folder's, by relative path; or the one file) and its bytes."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def assert_same_bytes(a: Path, b: Path) -> None:
+    """The two datasets hold the same files, byte for byte (nothing may differ: no timestamps are stored)."""
+    fa, fb = files_of(a), files_of(b)
+    assert sorted(fa) == sorted(fb)
+    different = [name for name in fa if fa[name] != fb[name]]
+    assert not different, f"files that differ: {different}"
+
+
+def attrs_of(path: Path) -> list[dict]:
+    reader = open_dataset(path)
+    try:
+        return [reader.episode_attrs(e) for e in range(reader.num_episodes)]
+    finally:
+        reader.close()
+
+
+def write_rig(path: Path, cams: list[Camera]) -> Path:
+    """A JSON rig file of ``cams`` (as ``--cams`` takes it)."""
+    path.write_text(json.dumps({"cameras": [c.to_dict() for c in cams]}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def rig_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_rig(tmp_path_factory.mktemp("rig") / "rig.json", CAMS)
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, CollectReport]]:
+    """Both formats, in this process, keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
+    root = tmp_path_factory.mktemp("collected")
+    return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
+            for fmt in SUFFIX}
+
+
+# ---- what is kept, and where it comes from ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(SUFFIX))
+def test_keeps_the_successful_seeds_in_order_and_reports_them(fmt: str,
+                                                              collected: dict[str, tuple[Path, CollectReport]]) -> None:
+    path, report = collected[fmt]
+    assert (report.episodes_kept, report.episodes_tried, report.successes, report.episodes_run) == (3, 5, 3, 5)
+    assert report.success_rate == pytest.approx(0.6) and report.path == path and report.workers == 1
+    assert report.episodes_per_second == pytest.approx(5 / report.seconds)
+    assert "3 episodes kept of 5 tried (success rate 60.0%)" in report.summary()
+    assert attrs_of(path) == [{"seed": s, "success": True} for s in (0, 2, 4)]
+    reader = open_dataset(path)
+    assert reader.info.collected == {"task": TASK, "expert": "LiftExpert", "seed": 0, "keep": "success"}
+    assert [reader.episode_end(e) for e in range(3)] == ["terminated"] * 3
+    reader.close()
+
+
+def test_the_files_are_the_ones_dataset_recorder_writes(collected: dict[str, tuple[Path, CollectReport]],
+                                                        tmp_path: Path) -> None:
+    """A DatasetRecorder run of the expert on seeds 0, 2 and 4 writes the same data, snapshots, videos and stats;
+    collect adds each episode's seed and success to its row, and ``collected`` to the description."""
+    path, _ = collected["lerobot"]
+    env = DatasetRecorder(PixelObs(gym.make(TASK, renderer="tiny", **SHORT), cams=CAMS), tmp_path / "rec")
+    expert = LiftExpert(env)
+    for seed in (0, 2, 4):
+        run_expert(env, expert, seed)
+    env.close()
+    ours, theirs = files_of(path), files_of(tmp_path / "rec")
+    assert sorted(ours) == sorted(theirs)
+    for name in ours:
+        if name.startswith("meta/episodes/"):
+            table = pq.read_table(path / name)
+            assert table.column("pixelrig/success").to_pylist() == [True]
+            assert table.drop_columns(["pixelrig/seed", "pixelrig/success"]).equals(pq.read_table(tmp_path / "rec" /
+                                                                                                   name)), name
+        elif name == "meta/info.json":
+            mine, recorded = json.loads(ours[name]), json.loads(theirs[name])
+            assert mine["pixelrig"].pop("collected") is not None and recorded["pixelrig"].pop("collected") is None
+            assert mine == recorded
+        else:
+            assert ours[name] == theirs[name], name
+
+
+@pytest.mark.parametrize("fmt", list(SUFFIX))
+def test_keep_all_keeps_failures_with_their_flag(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / f"all{SUFFIX[fmt]}"
+    report = run_collect(path, format=fmt, keep="all")
+    assert (report.episodes_kept, report.episodes_tried, report.successes) == (3, 3, 2)
+    assert attrs_of(path) == [{"seed": 0, "success": True}, {"seed": 1, "success": False},
+                              {"seed": 2, "success": True}]
+    reader = open_dataset(path)
+    assert reader.episode_end(1) == "truncated" and reader.episode_length(1) == 34
+    reader.close()
+    if fmt == "robomimic":
+        with h5py.File(path, "r") as f:
+            assert [bool(f[f"data/demo_{k}"].attrs["pixelrig_success"]) for k in range(3)] == [True, False, True]
+    else:
+        assert pq.read_table(path / "meta/episodes/chunk-000/file-001.parquet").column("pixelrig/success").to_pylist() \
+            == [False]
+
+
+def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path: Path) -> None:
+    path = tmp_path / "hopeless.hdf5"
+    with pytest.raises(RuntimeError, match=re.escape(f"the LiftExpert succeeded in 0 of {2 * ATTEMPTS_PER_EPISODE} "
+                                                     "attempts (seeds 0 to 5), short of the 2 episodes wanted")
+                       + ".*" + re.escape("pass keep='all' to keep failures too")):
+        run_collect(path, format="robomimic", episodes=2, env_kwargs={"max_episode_steps": 3})
+    assert open_dataset(path).num_episodes == 0
+
+
+# ---- workers ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(SUFFIX))
+def test_two_workers_write_the_same_bytes_as_one_process(fmt: str, collected: dict[str, tuple[Path, CollectReport]],
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker 0 runs attempts 0, 2, 4 and worker 1 attempts 1, 3 (both failures): every file is the same, byte for
+    byte, as the one-process run's; the workers are helpers started by the launcher."""
+    started: list[str] = []
+    real = Helper.start.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type[Helper], module: str, config: object, **kwargs: object) -> Helper:
+        started.append(module)
+        return real(cls, module, config, **kwargs)
+
+    monkeypatch.setattr(Helper, "start", classmethod(recording))
+    path = tmp_path / f"two{SUFFIX[fmt]}"
+    report = run_collect(path, format=fmt, workers=2)
+    assert started == ["pixelrig.datasets.collect_worker_main"] * 2
+    assert (report.episodes_kept, report.episodes_tried, report.workers) == (3, 5, 2)
+    assert_same_bytes(collected[fmt][0], path)
+
+
+def test_an_error_in_a_worker_is_raised_here(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="no_such_kwarg"):
+        run_collect(tmp_path / "x", workers=2, env_kwargs={"no_such_kwarg": 1})
+    assert not (tmp_path / "x").exists()
+
+
+# ---- the command line, resuming, refusing ------------------------------------------------------------------
+
+
+def test_cli_collects_refuses_an_existing_path_and_resumes(rig_file: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lift"
+    args = ["collect", "PandaLift", "--episodes", "2", "--out", str(out), "--cams", str(rig_file), "--renderer",
+            "tiny", "--quiet"]
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    assert f"wrote {out}: 2 episodes kept of 2 tried (success rate 100.0%)" in said and "episodes/s" in said
+    before = files_of(out)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "a lerobot dataset already exists at" in err and "--resume" in err and "--overwrite" in err
+    assert files_of(out) == before
+    assert main([*args[:3], "3", *args[4:], "--resume"]) == 0
+    said = capsys.readouterr().out
+    assert "3 episodes kept of 3 tried" in said and "1 run in" in said and "2 were there already" in said
+    assert [a["seed"] for a in attrs_of(out)] == [0, 1, 2]
+    assert main([*args, "--overwrite", "--seed", "7"]) == 0
+    capsys.readouterr()
+    assert attrs_of(out) == [{"seed": 7, "success": True}, {"seed": 8, "success": True}]
+
+
+def workers_of(pid: int) -> list[int]:
+    """The collect worker processes of process ``pid`` (from /proc)."""
+    found = []
+    for task in os.scandir(f"/proc/{pid}/task"):
+        with open(os.path.join(task.path, "children")) as f:
+            for child in f.read().split():
+                with open(f"/proc/{child}/cmdline", "rb") as cmd:
+                    if b"pixelrig.datasets.collect_worker_main" in cmd.read():
+                        found.append(int(child))
+    return sorted(found)
+
+
+def start_and_kill(args: list[str], sig: int, target: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``pixelrig collect ARGS`` and, once its progress bar shows a finished episode, send ``sig`` to it
+    (``target="collect"``) or to its second worker (``"worker"``)."""
+    child = subprocess.Popen([sys.executable, "-m", "pixelrig", "collect", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=cwd)
+    seen = b""
+    try:
+        assert child.stderr is not None
+        while not re.search(rb"\| [1-5]/6 ", seen):
+            chunk = os.read(child.stderr.fileno(), 4096)
+            assert chunk, f"collect ended before an episode was written: {seen.decode(errors='replace')[-2000:]}"
+            seen += chunk
+        os.kill(child.pid if target == "collect" else workers_of(child.pid)[1], sig)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, seen + err)
+
+
+KILLS = [("lerobot", signal.SIGKILL, "collect"), ("robomimic", signal.SIGINT, "collect"),
+         ("robomimic", signal.SIGKILL, "worker")]
+
+
+@pytest.mark.parametrize(("fmt", "sig", "target"), KILLS, ids=[f"{f}-{s.name}-{t}" for f, s, t in KILLS])
+def test_a_killed_collection_resumes_to_the_uninterrupted_dataset(fmt: str, sig: signal.Signals, target: str,
+                                                                  rig_file: Path, tmp_path: Path) -> None:
+    """A real kill mid-run (two workers) of the collecting process, or of a worker: the episodes finished are
+    intact; resuming (in one process) gives the bytes an uninterrupted run gives."""
+    path = tmp_path / f"killed{SUFFIX[fmt]}"
+    args = ["PandaLift", "--episodes", "6", "--workers", "2", "--format", fmt, "--out", str(path), "--cams",
+            str(rig_file), "--renderer", "tiny"]
+    done = start_and_kill(args, sig, target, tmp_path)
+    if target == "worker":
+        assert done.returncode == 2, done.stderr[-3000:]
+        assert re.search(rb"collect worker 1 died while running attempt \d+ \(exit code -9", done.stderr)
+        assert b"run collect again with resume=True (--resume) to go on" in done.stderr
+    elif sig == signal.SIGKILL:
+        assert done.returncode == -signal.SIGKILL
+    else:
+        assert done.returncode == 130, done.stderr[-3000:]
+        assert b"run the same command with --resume to go on" in done.stderr
+    time.sleep(0.5)  # orphaned workers notice their closed connection at their next step
+    reader = open_dataset(path)
+    kept = reader.num_episodes
+    reader.close()
+    assert 1 <= kept < 6
+    report = collect(TASK, path, episodes=6, format=fmt, cams=CAMS, renderer="tiny", resume=True, progress=False)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == (6, 6, 6 - kept)
+    whole = tmp_path / f"whole{SUFFIX[fmt]}"
+    collect(TASK, whole, episodes=6, format=fmt, cams=CAMS, renderer="tiny", progress=False)
+    assert_same_bytes(whole, path)
+
+
+def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str, tuple[Path, CollectReport]],
+                                                             tmp_path: Path) -> None:
+    path, _ = collected["robomimic"]
+    before = files_of(path)
+    with pytest.raises(DatasetExistsError, match=re.escape(f"a robomimic dataset already exists at {str(path)!r}: "
+                                                            "pass overwrite=True to replace it, resume=True")):
+        run_collect(path, format="robomimic")
+    with pytest.raises(ValueError, match=re.escape(f"cannot resume {str(path)!r}: it was collected with "
+                                                   "{'seed': 0, 'keep': 'success'}, and this run asks "
+                                                   "{'seed': 1, 'keep': 'all'}")):
+        run_collect(path, format="robomimic", resume=True, seed=1, keep="all")
+    with pytest.raises(ValueError, match="overwrite=True and resume=True contradict"):
+        run_collect(path, format="robomimic", resume=True, overwrite=True)
+    assert files_of(path) == before
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="is not a lerobot dataset, so it is not deleted"):
+        run_collect(notes, overwrite=True)
+    assert (notes / "keep.txt").read_text() == "mine"
+    recorded = tmp_path / "recorded.hdf5"
+    DatasetRecorder(PixelObs(gym.make(TASK, renderer="tiny", **SHORT), cams=CAMS), recorded,
+                    format="robomimic").close()
+    with pytest.raises(ValueError, match=re.escape("it was not made by collect")):
+        run_collect(recorded, format="robomimic", resume=True)
+
+
+def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Path, CollectReport]],
+                                                  tmp_path: Path) -> None:
+    """A finished collection resumes to nothing to do; asked for one more episode, it tries seeds 5 (fails) and 6,
+    and equals a collection of four at once."""
+    path, _ = collected["robomimic"]
+    before = files_of(path)
+    report = run_collect(path, format="robomimic", resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.successes, report.episodes_run, report.workers) == \
+        (3, 5, 3, 0, 0)
+    assert files_of(path) == before
+    more = tmp_path / "more.hdf5"
+    more.write_bytes(before[""])
+    report = run_collect(more, format="robomimic", episodes=4, resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.successes, report.episodes_run) == (4, 7, 4, 2)
+    assert [a["seed"] for a in attrs_of(more)] == [0, 2, 4, 6]
+    run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=4)
+    assert_same_bytes(tmp_path / "four.hdf5", more)
+
+
+# ---- bad input ------------------------------------------------------------------------------------------------
+
+
+def bad_rig(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text("[[cameras]]\nname = 'front'\nnear = 2.0\nfar = 1.0\n")
+    return path
+
+
+BAD = [
+    ({"task": "PandaFly"}, ValueError, "unknown task 'PandaFly': choose one of ['pixelrig/PandaLift-v0', "),
+    ({"task": "pixelrig/PandaReach-v0"}, ValueError,
+     "task 'pixelrig/PandaReach-v0' has no scripted expert to collect with: choose one of"),
+    ({"episodes": 0}, ValueError, "episodes=0 must be a whole number >= 1"),
+    ({"workers": 0}, ValueError, "workers=0 must be a whole number >= 1"),
+    ({"keep": "best"}, ValueError, "keep must be one of ('success', 'all'): got 'best'"),
+    ({"seed": -1}, ValueError, "seed=-1 must be a whole number >= 0"),
+    ({"format": "zarr"}, ValueError, "format must be one of ('lerobot', 'robomimic'): got 'zarr'"),
+    ({"format": "robomimic"}, ValueError, "a robomimic dataset is one HDF5 file: name it *.hdf5"),
+    ({"renderer": "vulkan"}, ValueError, "renderer must be one of ('auto', "),
+    ({"cams": "missing.toml"}, FileNotFoundError, "rig file 'missing.toml' not found"),
+    ({"cams": "bad"}, ValueError, "rig file "),
+    ({"env_kwargs": {"renderer": "gl"}}, ValueError, "env_kwargs holds renderer='gl': pass it as collect(renderer="),
+    ({"workers": 2, "env_kwargs": {"f": lambda: 0}}, ValueError, "workers=2 sends env_kwargs to worker processes"),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "message"), BAD, ids=[m.split(":")[0][:40] for _, _, m in BAD])
+def test_bad_input_is_named_and_touches_nothing(change: dict, error: type[Exception], message: str,
+                                                tmp_path: Path) -> None:
+    kw = {"task": TASK, "episodes": 2, "cams": CAMS, "renderer": "tiny", "progress": False, **change}
+    if kw["cams"] == "bad":
+        kw["cams"] = bad_rig(tmp_path)
+    task = kw.pop("task")
+    with pytest.raises(error, match=re.escape(message)):
+        collect(task, tmp_path / "out", **kw)
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["bad.toml"] if change.get("cams") == "bad" else [])
+
+
+def test_bad_input_on_the_command_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    assert main(["collect", "PandaReach", "--episodes", "2", "--out", out]) == 2
+    assert "task 'pixelrig/PandaReach-v0' has no scripted expert" in capsys.readouterr().err
+    assert main(["collect", "PandaLift", "--episodes", "0", "--out", out]) == 2
+    assert "episodes=0 must be a whole number >= 1" in capsys.readouterr().err
+    assert main(["collect", "PandaLift", "--episodes", "1", "--workers", "0", "--out", out]) == 2
+    assert "workers=0 must be a whole number >= 1" in capsys.readouterr().err
+    assert main(["collect", "PandaLift", "--episodes", "1", "--out", out, "--cams", str(bad_rig(tmp_path))]) == 2
+    assert "rig file" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def test_short_names_and_ids_name_the_same_task() -> None:
+    assert expert_task("PandaLift") == expert_task("PandaLift-v0") == expert_task(TASK) == (TASK, "LiftExpert")
+    assert expert_task("PandaPegInsert") == ("pixelrig/PandaPegInsert-v0", "PegInsertExpert")
+
+
+# ---- the readers, and replay -------------------------------------------------------------------------------
+
+
+def test_lerobot_and_robomimic_readers_load_it(collected: dict[str, tuple[Path, CollectReport]],
+                                               tmp_path: Path) -> None:
+    """LeRobot's LeRobotDataset and robomimic's SequenceDataset (the readers' venv) load every frame as stored."""
+    lerobot, _ = collected["lerobot"]
+    robomimic, _ = collected["robomimic"]
+    stored = open_dataset(robomimic)
+    lengths = [stored.episode_length(e) for e in range(3)]
+    actions = np.concatenate([stored.demo(e)["actions"][()] for e in range(3)])
+    states = np.concatenate([stored.demo(e)["obs/state"][()] for e in range(3)])
+    stored.close()
+    got, meta = run_reader("lerobot", lerobot, tmp_path / "lerobot.npz")
+    assert meta["num_episodes"] == 3 and meta["len"] == sum(lengths)
+    assert [e["length"] for e in meta["episodes"]] == lengths
+    np.testing.assert_array_equal(got["action"], actions)
+    np.testing.assert_array_equal(got["observation.state"], states)
+    assert got["observation.images.front"].shape == (sum(lengths), 32, 32, 3)
+    got, meta = run_reader("robomimic", robomimic, tmp_path / "robomimic.npz")
+    assert meta["demos"] == ["demo_0", "demo_1", "demo_2"] and meta["len"] == sum(lengths)
+    np.testing.assert_array_equal(got["actions"], actions)
+    np.testing.assert_array_equal(got["obs/state"], states)
+
+
+@pytest.mark.parametrize("fmt", list(SUFFIX))
+def test_replay_with_another_rig_reproduces_the_recorded_states(fmt: str,
+                                                                collected: dict[str, tuple[Path, CollectReport]],
+                                                                tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``pixelrig replay`` of a collected dataset: the snapshots, states, actions, rewards and episode attributes
+    are the recorded ones, and the new rig's images are a live run's of the recorded actions from the stored seeds,
+    bit for bit."""
+    src, _ = collected[fmt]
+    rig = write_rig(tmp_path / "top.json", NEW_RIG)
+    dst = tmp_path / "top.hdf5"
+    assert main(["replay", str(src), str(dst), "--cams", str(rig), "--format", "robomimic", "--quiet",
+                 "--workers", "1"]) == 0
+    capsys.readouterr()
+    old, new = open_dataset(src), open_dataset(dst)
+    try:
+        assert new.num_episodes == 3 and [new.episode_attrs(e) for e in range(3)] == attrs_of(src)
+        actions = []
+        for e in range(3):
+            recorded, replayed = list(old.frames(e)), list(new.frames(e))
+            assert [f.snapshot for f in replayed] == [f.snapshot for f in recorded]
+            assert new.final_snapshot(e) == old.final_snapshot(e)
+            for a, b in zip(recorded, replayed, strict=True):
+                assert a.state.tobytes() == b.state.tobytes() and a.action.tobytes() == b.action.tobytes()
+                assert a.reward == b.reward
+            actions.append([f.action for f in recorded])
+        live = run_episodes(PixelObs(gym.make(TASK, renderer="tiny", **SHORT), cams=load_rig(rig)),
+                            [a["seed"] for a in attrs_of(src)], actions=actions)
+        for e, seen in enumerate(live):
+            np.testing.assert_array_equal(new.rgb(e, "top"), np.stack([o["top/rgb"] for o in seen[:-1]]))
+            np.testing.assert_array_equal(new.demo(e)["obs/state"][()], np.stack([o["state"] for o in seen[:-1]]))
+    finally:
+        old.close()
+        new.close()
+
