@@ -120,9 +120,11 @@ def test_the_policy_acts_inside_the_action_space() -> None:
         chunk = policy({k: torch.from_numpy(obs[f"{k}/rgb"]).permute(2, 0, 1)[None] for k in policy.cameras},
                        torch.from_numpy(obs["state"][:11])[None])[0].numpy()
     np.testing.assert_allclose(first, chunk[0], atol=1e-6)
-    second = agent(obs)  # the old chunk's second action and the new chunk's first, the newest weighted more
-    weights = np.exp([0.0, 0.5])
-    np.testing.assert_allclose(second, (weights[0] * chunk[1] + weights[1] * chunk[0]) / weights.sum(), atol=1e-6)
+    second = agent(obs)  # the mean of the first chunk's second action and the new chunk's first
+    np.testing.assert_allclose(second, (chunk[1] + chunk[0]) / 2, atol=1e-6)
+    for _ in range(5):  # no more than chunk predictions are averaged: the same observation, the same chunk
+        last = agent(obs)
+    np.testing.assert_allclose(last, chunk[:3].mean(0), atol=1e-6)
 
 
 class ScriptedInfo(gym.Wrapper):
@@ -182,8 +184,17 @@ def test_training_seeds_may_not_reach_the_evaluation_seeds(tmp_path: Path) -> No
         bc.run(dataclasses.replace(bc.QUICK, seed=990, episodes=20), tmp_path)
 
 
-QUICK_THRESHOLD = 0.30
-"""The success rate the cut-down run must reach (random actions: 0 on these seeds)."""
+def test_the_command_line_picks_the_run_and_where_it_goes() -> None:
+    config, args = bc.parse_args([])
+    assert config == bc.Config()
+    assert (args.out, args.figure) == (Path("docs/bc_pixels.json"), Path("docs/bc_pixels.png"))
+    config, args = bc.parse_args(["--quick", "--epochs", "3", "--seed", "2", "--renderer", "tiny"])
+    assert config == dataclasses.replace(bc.QUICK, epochs=3, seed=2, renderer="tiny")
+    assert args.out == Path("out/bc_pixels_quick.json") and args.figure == Path("out/bc_pixels_quick.png")
+
+
+QUICK_THRESHOLD = 0.50
+"""The success rate the cut-down run must reach on seeds 1000-1029 (random actions: 0 there)."""
 
 
 @pytest.mark.slow
@@ -191,9 +202,12 @@ QUICK_THRESHOLD = 0.30
 @pytest.mark.ci_learning
 @pytest.mark.timeout(600)
 def test_bc_learns_to_lift_the_cube_from_pixels(tmp_path: Path) -> None:
-    """examples/bc_pixels.py --quick: LiftExpert demonstrations, BC on 64x64 front and wrist RGB plus the gripper's
-    proprioception, then unseen seeded episodes under PixelObs. The policy must lift the cube in at least
-    QUICK_THRESHOLD of them, and beat random actions on the same seeds by as much.
+    """examples/bc_pixels.py --quick: 100 LiftExpert demonstrations, BC on 64x64 front and wrist RGB plus the
+    gripper's proprioception (25 epochs), then 30 unseen seeded episodes under PixelObs. The policy must lift the cube
+    in at least QUICK_THRESHOLD (50%) of them, and beat random actions on the same seeds (0%) by as much. Measured
+    on 2 shared cores (gl): seeds 0, 1, 2 (this test) 87%, 93%, 80% in 1.8-2.0 min each; seeds 3, 4 100%, 93%;
+    seed 0 on tiny (PIXELRIG_RENDERER=tiny) 77% in 2.5 min.
+    With 60 demonstrations (30 epochs) five seeds gave 50-100%: too close to a bound for CI.
     PIXELRIG_LEARNING_SEED picks the seed (collection and training; default 0)."""
     seed = int(os.environ.get("PIXELRIG_LEARNING_SEED", "0"))
     start = time.monotonic()
@@ -201,7 +215,7 @@ def test_bc_learns_to_lift_the_cube_from_pixels(tmp_path: Path) -> None:
     minutes = (time.monotonic() - start) / 60
     summary = (f"seed {seed}: success {result['success_rate']:.0%}, random {result['random_success_rate']:.0%} over "
                f"{len(result['eval_seeds'])} episodes; loss {result['loss'][0]:.4f} -> {result['loss'][-1]:.4f}; "
-               f"{result['dataset']['frames']} frames; {minutes:.1f} min")
+               f"{result['dataset']['frames']} frames, {result['renderer']}; {minutes:.1f} min")
     print(summary)
     assert result["success_rate"] >= QUICK_THRESHOLD, summary
     assert result["success_rate"] >= result["random_success_rate"] + QUICK_THRESHOLD, summary
