@@ -18,7 +18,9 @@ _captures: dict[int, tuple[int, Any]] = {}  # fd -> (pid, temporary file) reused
 
 def _capture_file(fd: int) -> Any:
     pid, tmp = _captures.get(fd, (None, None))
-    if pid != os.getpid():  # a forked child must not share its parent's file
+    # A forked child must not share its parent's file; and at exit, a capture made after _close_capture_files ran
+    # (an env closed by a finalizer that runs later, e.g. one torch registered first) needs a new one.
+    if pid != os.getpid() or tmp.closed:
         tmp = tempfile.TemporaryFile()
         _captures[fd] = (os.getpid(), tmp)
     return tmp
