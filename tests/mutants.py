@@ -335,6 +335,19 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/test_datasets_collect.py::test_two_workers_write_the_same_bytes_as_one_process"),
            edits=(Edit("pixelrig/datasets/collect.py", '                    kept = keep == "all" or episode.success',
                        "                    kept = True"),)),
+    Mutant("shadows-one-minus-p", "Randomization(shadows=p) casts shadows with probability 1 - p",
+           ("tests/test_envs_looks_draws.py::test_shadows_are_cast_with_the_given_probability",
+            "tests/test_envs_looks_draws.py::test_presets_draw_the_documented_shadow_share_and_elevations"),
+           edits=(Edit("pixelrig/envs/looks.py", "bool(u[8] < spec.shadows)", "bool(u[8] > spec.shadows)"),)),
+    Mutant("distractors-overlap", "distractors keep out of the workspace but not out of each other's way",
+           ("tests/test_envs_looks_draws.py::test_distractors_stand_apart_outside_the_workspace_on_the_floor_of_"
+            "their_area",),
+           edits=(Edit("pixelrig/envs/looks.py",
+                       "        keep_out.append(_Box(np.r_[xy - half[:2], 0.0], np.r_[xy + half[:2], 0.0]))\n", ""),)),
+    Mutant("light-stream-shared", "the light's draw depends on how many distractors are drawn beside it",
+           ("tests/test_envs_looks_draws.py::test_streams_are_independent_per_kind_body_and_distractor",),
+           edits=(Edit("pixelrig/envs/looks.py", "u = np.random.default_rng([seed, _STREAM_LIGHT]).random(9)",
+                       "u = np.random.default_rng([seed, _STREAM_LIGHT, spec.distractors]).random(9)"),)),
 )
 
 
