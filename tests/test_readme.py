@@ -24,6 +24,8 @@ names and links); "the docs" means all of them.
 - **Names**: every exception the docs name is importable from ``pixelrig``; every ``pixelrig.<name>`` resolves;
   every signature the docs show in bold (``**`Camera(name, *, width=84, ...)`**``) matches the real one; and
   every public callable of ``pixelrig`` shows its real parameters (no ``*args, **kwargs`` facade).
+- **The benchmark's figures** (``docs/benchmark.md``'s tables and the README's headline) are rendered from
+  ``docs/bench.json``.
 """
 
 from __future__ import annotations
@@ -491,10 +493,42 @@ def test_public_names_show_their_real_signatures() -> None:
 
 
 def test_benchmark_block_is_rendered_from_the_committed_json() -> None:
-    """Every figure in the README's benchmark block comes from docs/bench.json (a run's output)."""
-    from pixelrig.tools.bench.report import END, START, render
+    """Every figure of the benchmark page's block, and of the README's headline, comes from docs/bench.json (a run's
+    output), and the generator writes them where they are."""
+    from pixelrig.tools.bench.report import END, HEADLINE_END, HEADLINE_START, PAGE, START, render, render_headline
+    from pixelrig.tools.bench.report import README as HEADLINE_PAGE
 
-    text = README.read_text()
-    block = text[text.index(START) + len(START):text.index(END)].strip()
-    report = json.loads((README.parent / "docs" / "bench.json").read_text())
-    assert block == render(report).strip(), "README's benchmark block is stale: python -m pixelrig.tools.bench.report"
+    report = json.loads((ROOT / "docs" / "bench.json").read_text())
+    stale = "is stale: python -m pixelrig.tools.bench.report"
+    for path, start, end, expected in ((ROOT / PAGE, START, END, render(report)),
+                                       (ROOT / HEADLINE_PAGE, HEADLINE_START, HEADLINE_END, render_headline(report))):
+        text = path.read_text()
+        assert text.count(start) == 1 and text.count(end) == 1, f"{rel(path)}: one generated benchmark block, please"
+        block = text[text.index(start) + len(start):text.index(end)].strip()
+        assert block == expected.strip(), f"{rel(path)}'s benchmark block {stale}"
+    headline = render_headline(report)
+    assert f"Measured on **{report['date']}**: {report['machine']}" in headline, "the headline names date and machine"
+
+
+def test_benchmark_generator_rewrites_both_blocks(tmp_path: Path) -> None:
+    """``python -m pixelrig.tools.bench.report`` rewrites the page's block and the README's headline from the JSON
+    and leaves the rest of each file alone."""
+    from pixelrig.tools.bench.report import PAGE, main
+    from pixelrig.tools.bench.report import README as HEADLINE_PAGE
+
+    for path in (PAGE, HEADLINE_PAGE):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text((ROOT / path).read_text())
+    report = json.loads((ROOT / "docs" / "bench.json").read_text())
+    report["date"] = "1999-01-01"
+    (tmp_path / "bench.json").write_text(json.dumps(report))
+    assert main(["--json", str(tmp_path / "bench.json"), "--root", str(tmp_path)]) == 0
+    for path in (PAGE, HEADLINE_PAGE):
+        before, after = (ROOT / path).read_text(), (tmp_path / path).read_text()
+        assert "Measured on **1999-01-01**" in after and "Measured on **1999-01-01**" not in before, path
+        assert after.replace("1999-01-01", report_date()) == before, f"{path}: only the generated block changes"
+
+
+def report_date() -> str:
+    """The committed benchmark's date."""
+    return json.loads((ROOT / "docs" / "bench.json").read_text())["date"]
