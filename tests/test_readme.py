@@ -24,8 +24,10 @@ names and links); "the docs" means all of them.
 - **Names**: every exception the docs name is importable from ``pixelrig``; every ``pixelrig.<name>`` resolves;
   every signature the docs show in bold (``**`Camera(name, *, width=84, ...)`**``) matches the real one; and
   every public callable of ``pixelrig`` shows its real parameters (no ``*args, **kwargs`` facade).
-- **The benchmark's figures** (``docs/benchmark.md``'s tables and the README's headline) are rendered from
-  ``docs/bench.json``.
+- **An introduction and its manual**: README.md has at most :data:`README_MAX_LINES` lines and links every
+  ``docs/*.md`` page; every relative link and image of the docs names a file that exists (and a heading of it, for
+  a ``#anchor``); the benchmark's figures (``docs/benchmark.md``'s tables and the README's headline) are rendered
+  from ``docs/bench.json``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 """README.md first, then the manual's pages."""
 TEXTS = {path: path.read_text() for path in DOCS}
+README_MAX_LINES = 300
 
 
 def rel(path: Path) -> str:
@@ -532,3 +535,86 @@ def test_benchmark_generator_rewrites_both_blocks(tmp_path: Path) -> None:
 def report_date() -> str:
     """The committed benchmark's date."""
     return json.loads((ROOT / "docs" / "bench.json").read_text())["date"]
+
+
+# --- an introduction and its manual ------------------------------------------------------------------------------
+
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+"""A Markdown link or image, ``[text](target)`` / ``![alt](target "title")``: group 1 is the target."""
+
+
+def unfenced(text: str) -> str:
+    """The doc without its fenced blocks (a ``#`` there is a comment, not a heading), lines kept."""
+    return re.sub(r"^( *)```.*?^ *```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """The doc without its fenced blocks and code spans (where brackets are code, not links), lines kept."""
+    return re.sub(r"`[^`\n]*`", "``", unfenced(text))
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """(line, target) of every link and image in a doc's prose."""
+    text = prose(TEXTS[path])
+    return [(text[:m.start()].count("\n") + 1, m.group(1)) for m in LINK.finditer(text)]
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes for a doc's headings: lower case, punctuation but ``-`` and ``_`` dropped, spaces to
+    ``-``, repeats numbered."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", unfenced(path.read_text()), flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_the_readme_is_an_introduction_that_links_the_manual() -> None:
+    """README.md is read in five minutes (at most README_MAX_LINES lines) and reaches every page of the manual."""
+    lines = TEXTS[README].count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES}: move text to docs/"
+    linked = {(README.parent / target.split("#")[0]).resolve() for _, target in links(README)}
+    pages = [path for path in DOCS if path != README]
+    assert len(pages) >= 10, pages
+    missing = [rel(path) for path in pages if path.resolve() not in linked]
+    assert not missing, f"README.md does not link {missing}: a newcomer could not find them"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[rel(p) for p in DOCS])
+def test_relative_links_and_images_point_to_existing_files(path: Path) -> None:
+    """Every relative link and image of the doc names a file of the repository, and a ``#anchor`` one of the
+    headings of the page it names (text moved between pages keeps its links working)."""
+    problems = []
+    found = links(path)
+    for line, target in found:
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            problems.append(f"{rel(path)} line {line}: {target} names a missing file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            problems.append(f"{rel(path)} line {line}: {target}: {dest.name} has no heading #{anchor} "
+                            f"(it has {sorted(anchors(dest))})")
+        elif not dest.resolve().is_relative_to(ROOT):
+            problems.append(f"{rel(path)} line {line}: {target} leaves the repository")
+    assert not problems, "\n".join(problems)
+    if path == README:
+        assert any(t.endswith(".png") for _, t in found), "the README shows no picture of the rig's output"
+
+
+def test_the_readme_env_table_lists_every_registered_id() -> None:
+    """The README's env table has one row per registered ``pixelrig/...`` id, no more, no less."""
+    import gymnasium as gym
+
+    import pixelrig  # noqa: F401 (registers the ids)
+
+    section = TEXTS[README].split("\n## Environments\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(pixelrig/[\w-]+)` \|", section, flags=re.M)
+    registered = sorted(k for k in gym.registry if k.startswith("pixelrig/"))
+    assert len(rows) == len(set(rows)), f"an id has two rows: {rows}"
+    assert sorted(rows) == registered, (f"README's env table: missing {sorted(set(registered) - set(rows))}, "
+                                        f"not registered {sorted(set(rows) - set(registered))}")
