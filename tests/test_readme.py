@@ -1,25 +1,33 @@
-"""The README runs as written: a newcomer copies a block into a file and runs it.
+"""The README and the manual (``docs/*.md``) run as written: a newcomer copies a block into a file and runs it.
+
+Everything below holds for README.md and for every ``docs/*.md`` page alike (a page without blocks is checked for its
+names and links); "the docs" means all of them.
 
 - **Every ```python block runs on its own** as a plain script, ``python block.py``, in a fresh temporary folder
   that is its working directory, in a process of its own, under a timeout. So each block is self-contained: its
-  own imports, and what it writes goes under that folder (``out/...``, ``videos/``). On the way, the README's
+  own imports, and what it writes goes under that folder (``out/...``, ``videos/``). On the way, the docs'
   comments that state a shape and dtype (``obs["front/rgb"]   # (84, 84, 3) uint8``) or a dict literal are checked
   against the value of the expression they comment (the expression is wrapped in a check on the same line, so
   line numbers in a traceback are the block's).
 - **Command lines that follow a block run after it, in its folder.** The ``pixelrig ...`` lines of the ```bash
-  blocks between a python block and the next run right after that block, in its folder, with the README's rig
-  files written there: they may use what the block wrote (``pixelrig replay out/push ...`` after the block that
-  records ``out/push``). ``pixelrig serve`` and ``view`` run until stopped, so the test adds ``--steps 5``, and to
-  ``serve`` ``--fast`` and ``--port 0`` (a free port). Other command lines (make, ssh, pip) are not run.
+  blocks between a python block and the next one on the same page run right after that block, in its folder, with
+  the docs' rig files written there: they may use what the block wrote (``pixelrig replay out/push ...`` after the
+  block that records ``out/push``). ``pixelrig serve`` and ``view`` run until stopped, so the test adds
+  ``--steps 5``, and to ``serve`` ``--fast`` and ``--port 0`` (a free port). Other command lines (make, ssh, pip)
+  are not run.
 - **A block that opens a window** (HumanWindow, ``render_mode="human"``, a ``pixelrig view`` line) runs under Xvfb
   (skipped, with the reason, only where Xvfb is missing); every other block runs with no DISPLAY, as on a headless
   node. A block that needs Ray is skipped with the reason.
 - **Rig files** (```toml blocks with ``[[cameras]]``, ```json blocks with ``"cameras"``) are loaded with
-  :func:`pixelrig.cameras.rigfile.load_rig` against every env the README uses them with, and every ``--cams FILE``
-  in the README names one of them.
-- **Names**: every exception the README names is importable from ``pixelrig``; every ``pixelrig.<name>`` resolves;
-  every signature the README shows in bold (``**`Camera(name, *, width=84, ...)`**``) matches the real one; and
+  :func:`pixelrig.cameras.rigfile.load_rig` against every env the docs use them with, and every ``--cams FILE``
+  in the docs names one of them.
+- **Names**: every exception the docs name is importable from ``pixelrig``; every ``pixelrig.<name>`` resolves;
+  every signature the docs show in bold (``**`Camera(name, *, width=84, ...)`**``) matches the real one; and
   every public callable of ``pixelrig`` shows its real parameters (no ``*args, **kwargs`` facade).
+- **An introduction and its manual**: README.md has at most :data:`README_MAX_LINES` lines and links every
+  ``docs/*.md`` page; every relative link and image of the docs names a file that exists (and a heading of it, for
+  a ``#anchor``); the benchmark's figures (``docs/benchmark.md``'s tables and the README's headline) are rendered
+  from ``docs/bench.json``.
 """
 
 from __future__ import annotations
@@ -45,8 +53,18 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-TEXT = README.read_text()
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+"""README.md first, then the manual's pages."""
+TEXTS = {path: path.read_text() for path in DOCS}
+README_MAX_LINES = 300
+
+
+def rel(path: Path) -> str:
+    """A doc's path as the messages give it (``README.md``, ``docs/looks.md``)."""
+    return path.relative_to(ROOT).as_posix()
+
 
 BLOCK_TIMEOUT_S = 180
 """Per python block and per command line (the slowest block takes a few seconds on 2 cores)."""
@@ -54,12 +72,18 @@ BLOCK_TIMEOUT_S = 180
 
 @dataclass
 class Block:
-    """A fenced code block of the README."""
+    """A fenced code block of a doc."""
 
     lang: str
     body: str  # dedented
-    line: int  # the README line of its first code line
+    line: int  # the doc's line of its first code line
     section: str  # the heading it sits under
+    path: Path = README  # the doc it is in
+
+    @property
+    def where(self) -> str:
+        """``docs/looks.md line 42``: where its first code line is."""
+        return f"{rel(self.path)} line {self.line}"
 
     def code_lines(self) -> list[str]:
         """Its command lines, comments and continuation-free (bash blocks hold one command per line)."""
@@ -71,35 +95,45 @@ class Scenario:
     """A python block and the ``pixelrig`` command lines that follow it, run in one folder in that order."""
 
     block: Block
-    commands: list[tuple[int, str]] = field(default_factory=list)  # (README line, command line)
+    commands: list[tuple[int, str]] = field(default_factory=list)  # (the doc's line, command line)
 
     @property
     def id(self) -> str:
         slug = re.sub(r"[^a-z0-9]+", "-", self.block.section.lower()).strip("-")[:40]
-        return f"L{self.block.line}-{slug}"
+        return f"{self.block.path.stem}-L{self.block.line}-{slug}"
 
 
-def readme_blocks() -> list[Block]:
-    """Every fenced block with a language, in order (indented ones, inside list items, included)."""
+def doc_blocks(path: Path) -> list[Block]:
+    """Every fenced block with a language in one doc, in order (indented ones, inside list items, included)."""
+    text = TEXTS[path]
     blocks = []
-    for m in re.finditer(r"^( *)```(\w+)\n(.*?)^ *```", TEXT, flags=re.S | re.M):
-        before = TEXT[:m.start()]
+    for m in re.finditer(r"^( *)```(\w+)\n(.*?)^ *```", text, flags=re.S | re.M):
+        before = text[:m.start()]
         headings = re.findall(r"^#+ (.+)$", before, flags=re.M)
         blocks.append(Block(m.group(2), textwrap.dedent(m.group(3)), before.count("\n") + 2,
-                            headings[-1] if headings else "top"))
+                            headings[-1] if headings else "top", path))
     return blocks
 
 
+def all_blocks() -> list[Block]:
+    """Every doc's blocks, the README's first."""
+    return [block for path in DOCS for block in doc_blocks(path)]
+
+
 def scenarios() -> list[Scenario]:
-    """Each python block with the ``pixelrig`` lines of the bash blocks after it (up to the next python block)."""
+    """Each python block with the ``pixelrig`` lines of the bash blocks after it on its page (up to the next python
+    block); a command before a page's first python block runs nowhere (it needs what no block of that page made)."""
     out: list[Scenario] = []
-    for block in readme_blocks():
-        if block.lang == "python":
-            out.append(Scenario(block))
-        elif block.lang == "bash" and out:
-            for i, line in enumerate(block.body.splitlines()):
-                if line.startswith("pixelrig "):
-                    out[-1].commands.append((block.line + i, line))
+    for path in DOCS:
+        page: list[Scenario] = []
+        for block in doc_blocks(path):
+            if block.lang == "python":
+                page.append(Scenario(block))
+            elif block.lang == "bash" and page:
+                for i, line in enumerate(block.body.splitlines()):
+                    if line.startswith("pixelrig "):
+                        page[-1].commands.append((block.line + i, line))
+        out += page
     return out
 
 
@@ -116,12 +150,11 @@ def needs_ray(code: str) -> bool:
 # --- the README's comments on values, checked --------------------------------------------------------------------
 
 CHECK_MODULE = '''\
-"""The README's comments on values, checked (written by tests/test_readme.py beside the block it runs)."""
+"""The docs' comments on values, checked (written by tests/test_readme.py beside the block it runs)."""
 
 
-def check(value, claim, line):
+def check(value, claim, where):
     kind, expected = claim
-    where = f"README.md line {line}"
     if kind == "shape":
         shape, dtype = expected
         got = (tuple(getattr(value, "shape", ())), str(getattr(value, "dtype", type(value).__name__)))
@@ -164,22 +197,24 @@ def with_checks(block: Block) -> str:
             expr = ast.get_source_segment(block.body, node.value)
             line = lines[node.lineno - 1]
             start = line.index(expr)
-            readme_line = block.line + node.lineno - 1
-            lines[node.lineno - 1] = (f"{line[:start]}_readme.check({expr}, {found[node.lineno]!r}, {readme_line})"
+            where = f"{rel(block.path)} line {block.line + node.lineno - 1}"
+            lines[node.lineno - 1] = (f"{line[:start]}_readme.check({expr}, {found[node.lineno]!r}, {where!r})"
                                       f"{line[start + len(expr):]}")
     first = next(i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#"))
-    assert not lines[first].startswith("from __future__"), "a README block starts with a __future__ import"
+    assert not lines[first].startswith("from __future__"), f"{block.where}: a block starts with a __future__ import"
     lines[first] = f"import readme_check as _readme; {lines[first]}"
     return "\n".join(lines) + "\n"
 
 
 def test_the_readme_comments_the_test_checks() -> None:
-    """The comment checks find the README's claims (so that a rewording does not silently drop them)."""
-    found = [c for b in readme_blocks() if b.lang == "python" for c in claims(b.body).values()]
+    """The comment checks find the docs' claims (so that a rewording does not silently drop them), the tour's among
+    them."""
+    found = [c for b in all_blocks() if b.lang == "python" for c in claims(b.body).values()]
     shapes = [c for c in found if c[0] == "shape"]
     assert len(shapes) >= 8, found
-    assert ("shape", ((84, 84, 3), "uint8")) in shapes
-    assert any(c[0] == "equal" and isinstance(c[1], dict) for c in found), "the label_names dict is not checked"
+    tour = [c for b in doc_blocks(README) if b.lang == "python" for c in claims(b.body).values()]
+    assert ("shape", ((84, 84, 3), "uint8")) in tour, "the README's tour lost its checked obs['front/rgb'] comment"
+    assert any(c[0] == "equal" and isinstance(c[1], dict) for c in tour), "the label_names dict is not checked"
 
 
 # --- running blocks ----------------------------------------------------------------------------------------------
@@ -207,7 +242,7 @@ def run(argv: list[str], cwd: Path, display: str | None, what: str) -> float:
 
 
 def bounded(command: str) -> list[str]:
-    """A README command line as argv for this Python (``python -m pixelrig``), bounded where it would run until
+    """A docs' command line as argv for this Python (``python -m pixelrig``), bounded where it would run until
     Ctrl-C or a closed window: ``serve`` and ``view`` get ``--steps 5`` (unless they say), ``serve`` also
     ``--fast`` and a free port."""
     argv = shlex.split(command, comments=True)
@@ -227,7 +262,8 @@ SCENARIOS = scenarios()
 
 
 def test_the_readme_has_its_blocks() -> None:
-    assert len(SCENARIOS) >= 10, "README lost its code"
+    assert len(SCENARIOS) >= 10, "the docs lost their code"
+    assert any(s.block.path == README for s in SCENARIOS), "the README lost its tour"
     assert any("pixelrig replay" in c for s in SCENARIOS for _, c in s.commands), "the replay command line is gone"
 
 
@@ -238,17 +274,17 @@ def test_python_block_runs_as_a_script(scenario: Scenario, tmp_path: Path, reque
     block = scenario.block
     commands = [(line, command, bounded(command)) for line, command in scenario.commands]
     if needs_ray(block.body):
-        pytest.skip(f"README.md line {block.line}: needs Ray, which these tests do not start")
+        pytest.skip(f"{block.where}: needs Ray, which these tests do not start")
     windows = needs_display(block.body) or any(argv[3] == "view" for _, _, argv in commands)
     display = request.getfixturevalue("xvfb") if windows else None
     (tmp_path / "readme_check.py").write_text(CHECK_MODULE)
     (tmp_path / "block.py").write_text(with_checks(block))
-    times = [run([sys.executable, "block.py"], tmp_path, display, f"README.md's python block at line {block.line}")]
+    times = [run([sys.executable, "block.py"], tmp_path, display, f"the python block at {block.where}")]
     for name, _, text in rig_files():
         (tmp_path / name).write_text(text)
     for line, command, argv in commands:
-        times.append(run(argv, tmp_path, display, f"README.md line {line}: {command!r}"))
-    print(f"README.md line {block.line} ({block.section}): " + " + ".join(f"{s:.1f} s" for s in times))
+        times.append(run(argv, tmp_path, display, f"{rel(block.path)} line {line}: {command!r}"))
+    print(f"{block.where} ({block.section}): " + " + ".join(f"{s:.1f} s" for s in times))
 
 
 # --- rig files ---------------------------------------------------------------------------------------------------
@@ -257,42 +293,43 @@ ENV_ID = re.compile(r"\bpixelrig/[A-Za-z0-9]+-v\d+\b")
 
 
 def rig_files() -> list[tuple[str, Block, str]]:
-    """(file name, block, text) of every rig file the README shows: a TOML block names its file in its first
+    """(file name, block, text) of every rig file the docs show: a TOML block names its file in its first
     comment (``# rig.toml: ...``); a JSON block (no comments in JSON) is ``rig.json``."""
     out = []
-    for block in readme_blocks():
+    for block in all_blocks():
         if block.lang == "toml" and re.search(r"^\[\[cameras\]\]", block.body, flags=re.M):
             m = re.match(r"#\s*([\w.-]+\.toml)\b", block.body)
-            assert m, f"README.md line {block.line}: a rig file block must start with '# <name>.toml: ...'"
+            assert m, f"{block.where}: a rig file block must start with '# <name>.toml: ...'"
             out.append((m.group(1), block, block.body))
         elif block.lang == "json" and '"cameras"' in block.body:
             out.append(("rig.json", block, block.body))
     names = [name for name, _, _ in out]
-    assert len(names) == len(set(names)), f"two README rig files share a name: {names}"
+    assert len(names) == len(set(names)), f"two rig files in the docs share a name: {names}"
     return out
 
 
 def rig_uses() -> dict[str, set[str]]:
-    """{rig file name: the env ids the README uses it with}: on command lines with ``--cams NAME`` and in the
+    """{rig file name: the env ids the docs use it with}: on command lines with ``--cams NAME`` and in the
     file's own first comment."""
     uses: dict[str, set[str]] = {name: set(ENV_ID.findall(block.body.splitlines()[0])) if block.lang == "toml"
                                  else set() for name, block, _ in rig_files()}
-    for line in TEXT.splitlines():
-        for name in re.findall(r"--cams\s+([\w.-]+\.(?:toml|json))\b", line):
-            assert name in uses, f"the README uses {name} ({line.strip()!r}) but shows no such rig file"
-            uses[name] |= set(ENV_ID.findall(line))
+    for path in DOCS:
+        for line in TEXTS[path].splitlines():
+            for name in re.findall(r"--cams\s+([\w.-]+\.(?:toml|json))\b", line):
+                assert name in uses, f"{rel(path)} uses {name} ({line.strip()!r}) but no doc shows such a rig file"
+                uses[name] |= set(ENV_ID.findall(line))
     return uses
 
 
 def test_the_readme_shows_its_rig_file() -> None:
-    assert rig_files(), "the README shows no rig file"
+    assert rig_files(), "the docs show no rig file"
     for name, envs in rig_uses().items():
-        assert envs, f"README rig file {name}: no env uses it (name one on its first comment line)"
+        assert envs, f"rig file {name}: no env uses it (name one on its first comment line)"
 
 
 @pytest.mark.parametrize("name", [name for name, _, _ in rig_files()])
 def test_readme_rig_file_fits_its_envs(name: str, tmp_path: Path) -> None:
-    """The rig file, written to disk and loaded as ``--cams`` loads it, renders on every env the README uses it
+    """The rig file, written to disk and loaded as ``--cams`` loads it, renders on every env the docs use it
     with (a mount names a link that env has)."""
     import gymnasium as gym
 
@@ -321,10 +358,11 @@ def test_readme_rig_file_fits_its_envs(name: str, tmp_path: Path) -> None:
 def test_every_exception_the_readme_names_is_importable_from_pixelrig() -> None:
     import pixelrig
 
-    named = set(re.findall(r"\b([A-Z]\w*(?:Error|Unavailable))\b", TEXT)) - set(dir(builtins))
-    assert {"DisplayUnavailable", "RendererUnavailable", "PortInUseError"} <= named
-    for name in sorted(named):
-        assert name in pixelrig.__all__, f"the README names {name}: export it from pixelrig (pixelrig/errors.py)"
+    named = {(name, rel(path)) for path in DOCS
+             for name in set(re.findall(r"\b([A-Z]\w*(?:Error|Unavailable))\b", TEXTS[path])) - set(dir(builtins))}
+    assert {"DisplayUnavailable", "RendererUnavailable", "PortInUseError"} <= {name for name, _ in named}
+    for name, where in sorted(named):
+        assert name in pixelrig.__all__, f"{where} names {name}: export it from pixelrig (pixelrig/errors.py)"
         assert issubclass(getattr(pixelrig, name), Exception), name
 
 
@@ -344,13 +382,16 @@ def resolve(dotted: str) -> Any:
 
 
 def test_every_pixelrig_name_in_the_readme_resolves() -> None:
-    names = sorted(set(re.findall(r"`[^`\n]*?\b(pixelrig(?:\.[A-Za-z_]\w*)+)", TEXT)))
-    assert "pixelrig.datasets.replay" in names
-    for name in names:
+    names = sorted({(name, rel(path)) for path in DOCS
+                    for name in re.findall(r"`[^`\n]*?\b(pixelrig(?:\.[A-Za-z_]\w*)+)", TEXTS[path])})
+    assert "pixelrig.datasets.replay" in {name for name, _ in names}
+    problems = []
+    for name, where in names:
         try:
             resolve(name)
         except (AttributeError, ModuleNotFoundError) as exc:
-            pytest.fail(f"the README names {name}, which does not exist: {exc}")
+            problems.append(f"{where} names {name}, which does not exist: {exc}")
+    assert not problems, "\n".join(problems)
 
 
 def split_params(text: str) -> list[str]:
@@ -376,9 +417,10 @@ def split_params(text: str) -> list[str]:
 
 
 def readme_signatures() -> list[tuple[str, str]]:
-    """(name, parameter list) of every ``Name(params)`` code span the README shows in bold (the API listings)."""
+    """(name, parameter list) of every ``Name(params)`` code span the docs show in bold (the API listings); bold is
+    paired within each page."""
     out = []
-    for bold in re.findall(r"\*\*(.+?)\*\*", TEXT, flags=re.S):
+    for bold in [b for path in DOCS for b in re.findall(r"\*\*(.+?)\*\*", TEXTS[path], flags=re.S)]:
         for code in re.findall(r"`([^`]+)`", bold):
             m = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*)\)(?:\s*->.*)?", " ".join(code.split()))
             if m:
@@ -387,7 +429,7 @@ def readme_signatures() -> list[tuple[str, str]]:
 
 
 def literal(text: str) -> Any:
-    """The default the README shows, or ``...`` when it is not one Python literal (``"mp4"|"gif"``, ``...``)."""
+    """The default the docs show, or ``...`` when it is not one Python literal (``"mp4"|"gif"``, ``...``)."""
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -395,7 +437,7 @@ def literal(text: str) -> Any:
 
 
 def test_the_signatures_the_readme_shows_are_real() -> None:
-    """Names, order, keyword-only markers and defaults of every bold ``Name(...)`` in the README."""
+    """Names, order, keyword-only markers and defaults of every bold ``Name(...)`` in the docs."""
     shown = readme_signatures()
     assert {"Camera", "PixelObs", "CameraRig", "BrowserView"} <= {name for name, _ in shown}
     problems = []
@@ -454,10 +496,125 @@ def test_public_names_show_their_real_signatures() -> None:
 
 
 def test_benchmark_block_is_rendered_from_the_committed_json() -> None:
-    """Every figure in the README's benchmark block comes from docs/bench.json (a run's output)."""
-    from pixelrig.tools.bench.report import END, START, render
+    """Every figure of the benchmark page's block, and of the README's headline, comes from docs/bench.json (a run's
+    output), and the generator writes them where they are."""
+    from pixelrig.tools.bench.report import END, HEADLINE_END, HEADLINE_START, PAGE, START, render, render_headline
+    from pixelrig.tools.bench.report import README as HEADLINE_PAGE
 
-    text = README.read_text()
-    block = text[text.index(START) + len(START):text.index(END)].strip()
-    report = json.loads((README.parent / "docs" / "bench.json").read_text())
-    assert block == render(report).strip(), "README's benchmark block is stale: python -m pixelrig.tools.bench.report"
+    report = json.loads((ROOT / "docs" / "bench.json").read_text())
+    stale = "is stale: python -m pixelrig.tools.bench.report"
+    for path, start, end, expected in ((ROOT / PAGE, START, END, render(report)),
+                                       (ROOT / HEADLINE_PAGE, HEADLINE_START, HEADLINE_END, render_headline(report))):
+        text = path.read_text()
+        assert text.count(start) == 1 and text.count(end) == 1, f"{rel(path)}: one generated benchmark block, please"
+        block = text[text.index(start) + len(start):text.index(end)].strip()
+        assert block == expected.strip(), f"{rel(path)}'s benchmark block {stale}"
+    headline = render_headline(report)
+    assert f"Measured on **{report['date']}**: {report['machine']}" in headline, "the headline names date and machine"
+
+
+def test_benchmark_generator_rewrites_both_blocks(tmp_path: Path) -> None:
+    """``python -m pixelrig.tools.bench.report`` rewrites the page's block and the README's headline from the JSON
+    and leaves the rest of each file alone."""
+    from pixelrig.tools.bench.report import PAGE, main
+    from pixelrig.tools.bench.report import README as HEADLINE_PAGE
+
+    for path in (PAGE, HEADLINE_PAGE):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text((ROOT / path).read_text())
+    report = json.loads((ROOT / "docs" / "bench.json").read_text())
+    report["date"] = "1999-01-01"
+    (tmp_path / "bench.json").write_text(json.dumps(report))
+    assert main(["--json", str(tmp_path / "bench.json"), "--root", str(tmp_path)]) == 0
+    for path in (PAGE, HEADLINE_PAGE):
+        before, after = (ROOT / path).read_text(), (tmp_path / path).read_text()
+        assert "Measured on **1999-01-01**" in after and "Measured on **1999-01-01**" not in before, path
+        assert after.replace("1999-01-01", report_date()) == before, f"{path}: only the generated block changes"
+
+
+def report_date() -> str:
+    """The committed benchmark's date."""
+    return json.loads((ROOT / "docs" / "bench.json").read_text())["date"]
+
+
+# --- an introduction and its manual ------------------------------------------------------------------------------
+
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+"""A Markdown link or image, ``[text](target)`` / ``![alt](target "title")``: group 1 is the target."""
+
+
+def unfenced(text: str) -> str:
+    """The doc without its fenced blocks (a ``#`` there is a comment, not a heading), lines kept."""
+    return re.sub(r"^( *)```.*?^ *```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """The doc without its fenced blocks and code spans (where brackets are code, not links), lines kept."""
+    return re.sub(r"`[^`\n]*`", "``", unfenced(text))
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """(line, target) of every link and image in a doc's prose."""
+    text = prose(TEXTS[path])
+    return [(text[:m.start()].count("\n") + 1, m.group(1)) for m in LINK.finditer(text)]
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes for a doc's headings: lower case, punctuation but ``-`` and ``_`` dropped, spaces to
+    ``-``, repeats numbered."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", unfenced(path.read_text()), flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_the_readme_is_an_introduction_that_links_the_manual() -> None:
+    """README.md is read in five minutes (at most README_MAX_LINES lines) and reaches every page of the manual."""
+    lines = TEXTS[README].count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES}: move text to docs/"
+    linked = {(README.parent / target.split("#")[0]).resolve() for _, target in links(README)}
+    pages = [path for path in DOCS if path != README]
+    assert len(pages) >= 10, pages
+    missing = [rel(path) for path in pages if path.resolve() not in linked]
+    assert not missing, f"README.md does not link {missing}: a newcomer could not find them"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[rel(p) for p in DOCS])
+def test_relative_links_and_images_point_to_existing_files(path: Path) -> None:
+    """Every relative link and image of the doc names a file of the repository, and a ``#anchor`` one of the
+    headings of the page it names (text moved between pages keeps its links working)."""
+    problems = []
+    found = links(path)
+    for line, target in found:
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            problems.append(f"{rel(path)} line {line}: {target} names a missing file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            problems.append(f"{rel(path)} line {line}: {target}: {dest.name} has no heading #{anchor} "
+                            f"(it has {sorted(anchors(dest))})")
+        elif not dest.resolve().is_relative_to(ROOT):
+            problems.append(f"{rel(path)} line {line}: {target} leaves the repository")
+    assert not problems, "\n".join(problems)
+    if path == README:
+        assert any(t.endswith(".png") for _, t in found), "the README shows no picture of the rig's output"
+
+
+def test_the_readme_env_table_lists_every_registered_id() -> None:
+    """The README's env table has one row per registered ``pixelrig/...`` id, no more, no less."""
+    import gymnasium as gym
+
+    import pixelrig  # noqa: F401 (registers the ids)
+
+    section = TEXTS[README].split("\n## Environments\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(pixelrig/[\w-]+)` \|", section, flags=re.M)
+    registered = sorted(k for k in gym.registry if k.startswith("pixelrig/"))
+    assert len(rows) == len(set(rows)), f"an id has two rows: {rows}"
+    assert sorted(rows) == registered, (f"README's env table: missing {sorted(set(registered) - set(rows))}, "
+                                        f"not registered {sorted(set(rows) - set(registered))}")

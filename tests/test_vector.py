@@ -25,7 +25,7 @@ from pixelrig.vector.make import make_vec
 from pixelrig.vector.shared import SharedLayout
 
 from .conftest import assert_trees_equal, child_pids, egl_or_skip, new_children
-from .test_readme import README
+from .test_readme import ROOT
 from .vector_helpers import dies_after_a_few_steps, fails_after_a_few_steps, kuka_unless_in_a_worker
 
 CAM = Camera("c", width=32, height=32, eye=(0.0, -2.6, 0.45), target=(0.0, 0.0, 0.35), near=0.05, far=10.0,
@@ -168,15 +168,16 @@ def test_worker_dying_at_start_is_reported_with_its_exit_code_and_stderr() -> No
     assert not new_children(before)
 
 
-README_CLUSTER = README.read_text().split("## Training on a cluster", 1)[1].split("```python\n", 1)[1].split("```")[0]
+VECTOR_BLOCK = (ROOT / "docs" / "vector.md").read_text().split("```python\n", 1)[1].split("```")[0]
 
 
-def test_readme_cluster_block_runs_as_a_plain_script(tmp_path: Path, gl_required: None) -> None:
-    """The README's "Training on a cluster" block, saved as a script without an ``if __name__ == "__main__":`` guard
-    and run with ``python script.py``, works: worker processes do not import the script again."""
-    assert "__main__" not in README_CLUSTER and "make_vec" in README_CLUSTER
+def test_the_vector_page_block_runs_as_a_plain_script(tmp_path: Path, gl_required: None) -> None:
+    """The first block of the manual's vector-env page (docs/vector.md), saved as a script without an
+    ``if __name__ == "__main__":`` guard and run with ``python script.py``, works: worker processes do not import the
+    script again."""
+    assert "__main__" not in VECTOR_BLOCK and "make_vec" in VECTOR_BLOCK
     script = tmp_path / "train.py"
-    script.write_text(README_CLUSTER + textwrap.dedent("""
+    script.write_text(VECTOR_BLOCK + textwrap.dedent("""
         print("shapes", obs["front/rgb"].shape, flush=True)
     """))
     out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)

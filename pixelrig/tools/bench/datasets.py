@@ -245,7 +245,7 @@ def measure(renderers: list[str], episodes: int = 8, steps: int = 50, repeats: i
 
 
 def format_datasets(rows: list[dict[str, Any]]) -> str:
-    """The README's table: frames/s of each variant per renderer, replay's speed against a live recording of the
+    """The benchmark page's table: frames/s of each variant per renderer, replay's speed against a live recording of the
     same dataset, recording's overhead and the datasets' sizes."""
     head = ("| renderer | plain stepping | restore + render (vs plain) | recording LeRobot / robomimic | replay "
             "LeRobot / robomimic (vs recording it live) | replay, 2 processes (vs live) | recording overhead | KB "

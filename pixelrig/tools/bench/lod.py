@@ -59,7 +59,7 @@ def lod_report(renderers: list[str], sizes: list[int], frames: int, repeats: int
 
 
 def format_lod(report: dict[str, Any]) -> str:
-    """The README's two level-of-detail tables (speed, fidelity) from :func:`lod_report`'s result."""
+    """The benchmark page's two level-of-detail tables (speed, fidelity) from :func:`lod_report`'s result."""
     lines = ["| backend | size | " + " | ".join(f"{d} fps" for d in VISUAL_DETAILS) + " | "
              + " | ".join(f"{d}/full" for d in VISUAL_DETAILS[1:]) + " |", "|" + "---|" * (2 + 2 * 3 - 1)]
     for r in report["speed"]:

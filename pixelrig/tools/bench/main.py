@@ -1,5 +1,5 @@
-"""``pixelrig bench``: every benchmark section in one run, printed as the README's tables and written to
-``docs/bench.json`` (the file the README's tables come from) with the matrix plot beside it.
+"""``pixelrig bench``: every benchmark section in one run, printed as docs/benchmark.md's tables and written to
+``docs/bench.json`` (the file those tables and the README's headline come from) with the matrix plot beside it.
 
 Each section runs in a fresh process of its own (``--sections`` with one section runs it in this one): a section
 measures what a user's process would see, not what the sections before it left behind (pybullet clients, an EGL
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="fewer frames, repeats and matrix sizes")
-    parser.add_argument("--json", default="docs/bench.json", help="write the results here (the README's source)")
+    parser.add_argument("--json", default="docs/bench.json", help="write the results here (the docs' source)")
     parser.add_argument("--plot", default="docs/bench_fps.png", help="write the matrix plot here")
     args = parser.parse_args(argv)
     sections = args.sections.split(",")

@@ -1,5 +1,6 @@
-"""The README's benchmark section, rendered from ``docs/bench.json`` (``pixelrig bench`` writes both), so that every
-figure the README shows comes from the JSON a run committed; ``tests/test_readme.py`` checks they agree."""
+"""The benchmark's figures in the docs, rendered from ``docs/bench.json`` (``pixelrig bench`` writes it): the full
+tables in ``docs/benchmark.md`` and the headline in ``README.md``, so that every figure they show comes from the JSON
+a run committed; ``tests/test_readme.py`` checks they agree."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ from pixelrig.tools.bench.rllib import format_rllib
 
 START = "<!-- bench:start (generated from docs/bench.json by python -m pixelrig.tools.bench.report) -->"
 END = "<!-- bench:end -->"
+HEADLINE_START = ("<!-- bench-headline:start (generated from docs/bench.json by python -m pixelrig.tools.bench.report) "
+                  "-->")
+HEADLINE_END = "<!-- bench-headline:end -->"
+PAGE = Path("docs/benchmark.md")
+"""Where :func:`render`'s block lives (relative to the repository); its image paths are relative to this page."""
+README = Path("README.md")
+"""Where :func:`render_headline`'s block lives."""
 
 
 def _matrix(rows: list[dict[str, Any]]) -> str:
@@ -58,8 +66,8 @@ def _snapshot(rows: list[dict[str, Any]]) -> str:
 
 
 def render(report: dict[str, Any]) -> str:
-    """The benchmark section's generated part (tables and their one-line headings) for a ``pixelrig bench``
-    report; sections the report lacks are left out."""
+    """The benchmark page's generated part (tables and their one-line headings) for a ``pixelrig bench``
+    report; sections the report lacks are left out. Image paths are relative to ``docs/`` (:data:`PAGE`)."""
     parts = [f"Measured on **{report['date']}**: {report['machine']}, pixelrig {report.get('pixelrig', '?')}."]
     if "headline" in report:
         parts.append("**Rig vs raw pybullet** (3 cameras, 84², rgb+depth+label; frames/s count every camera once; on "
@@ -68,7 +76,7 @@ def render(report: dict[str, Any]) -> str:
     if "matrix" in report:
         parts.append("**The matrix** (PandaPush-v0): rig frames/s per backend, camera count, modalities and size, and "
                      "rig/raw per size:\n\n" + _matrix(report["matrix"])
-                     + "\n\n![rig frames/s vs resolution](docs/bench_fps.png)")
+                     + "\n\n![rig frames/s vs resolution](bench_fps.png)")
     if "renderers" in report:
         parts.append("**gl against TinyRenderer** on every bundled env's default rig, at reset and over random "
                      "steps:\n\n" + format_fidelity(report["renderers"]))
@@ -113,23 +121,56 @@ def render(report: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def write_readme(readme: Path, report: dict[str, Any]) -> None:
-    """Replace the README's generated benchmark block with :func:`render`'s output."""
-    text = readme.read_text()
-    block = f"{START}\n{render(report)}\n{END}"
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{readme} has no generated benchmark block ({START} ... {END}) to replace")
-    readme.write_text(pattern.sub(lambda _: block, text))
+def render_headline(report: dict[str, Any]) -> str:
+    """The README's headline of a ``pixelrig bench`` report: the date and machine, the rig against raw pybullet
+    per scene and renderer, and batched gl against TinyRenderer (the sections the report has)."""
+    parts = [f"Measured on **{report['date']}**: {report['machine']}, pixelrig {report.get('pixelrig', '?')}."]
+    if "headline" in report:
+        rows = report["headline"]
+        shape = sorted({(r["cameras"], r["size"], "+".join(r["modalities"])) for r in rows})
+        what = "; ".join(f"{n} cameras at {size}², {mods}" for n, size, mods in shape)
+        lines = [f"Rig frames/s ({what}; medians) against raw pybullet drawing the same cameras (on gl rows, raw is "
+                 "pybullet's TinyRenderer, so rig/raw is gl's speed-up over it):", "",
+                 "| scene | renderer | raw pybullet fps | rig fps | rig/raw |", "|---|---|---|---|---|"]
+        for r in rows:
+            m = r["median_fps"]
+            lines.append(f"| {r['scene']} | {r['renderer']} | {m['raw']:.1f} | {m['rig']:.1f} | "
+                         f"{r['ratio_rig_vs_raw']:.2f}× |")
+        parts.append("\n".join(lines))
+    if "batched" in report:
+        b = report["batched"]
+        rows = b["rows"]
+        row = next((r for r in rows if r["n"] == 16), rows[-1])
+        parts.append(f"Batched gl (`make_vec(..., vectorization_mode=\"batched\", renderer=\"gl\")`, {b['env']}, "
+                     f"{row['n']} envs): {row['batched']['median']:.1f} env steps/s, "
+                     f"{row['batched_over_tiny']:.2f}× the same envs on TinyRenderer stepped one by one.")
+    return "\n\n".join(parts)
+
+
+def replace_block(path: Path, start: str, end: str, text: str) -> None:
+    """Replace the generated block between the markers ``start`` and ``end`` in the file at ``path`` with ``text``."""
+    content = path.read_text()
+    block = f"{start}\n{text}\n{end}"
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(content):
+        raise ValueError(f"{path} has no generated benchmark block ({start} ... {end}) to replace")
+    path.write_text(pattern.sub(lambda _: block, content))
+
+
+def write_docs(root: Path, report: dict[str, Any]) -> None:
+    """Rewrite the benchmark page's tables (:data:`PAGE`) and the README's headline (:data:`README`) under the
+    repository folder ``root``."""
+    replace_block(root / PAGE, START, END, render(report))
+    replace_block(root / README, HEADLINE_START, HEADLINE_END, render_headline(report))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pixelrig.tools.bench.report", description=__doc__)
     parser.add_argument("--json", default="docs/bench.json")
-    parser.add_argument("--readme", default="README.md")
+    parser.add_argument("--root", default=".", help="the repository folder (README.md and docs/benchmark.md)")
     args = parser.parse_args(argv)
-    write_readme(Path(args.readme), json.loads(Path(args.json).read_text()))
-    print(f"{args.readme}: benchmark block rewritten from {args.json}")
+    write_docs(Path(args.root), json.loads(Path(args.json).read_text()))
+    print(f"{PAGE} and {README}'s headline: benchmark blocks rewritten from {args.json}")
     return 0
 
 
