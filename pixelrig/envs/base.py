@@ -114,7 +114,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
     })
 
     RENDER_OPTIONS: ClassVar[tuple[str, ...]] = ("render_mode", "renderer", "visual_detail", "visual_budget", "gpu",
-                                                 "lighting", "looks")
+                                                 "lighting", "looks", "render_width", "render_height")
     """The constructor options that change only what is drawn, never the simulation: snapshots of envs that differ
     only in these restore into each other (the one list of them; a test checks each is a parameter here)."""
 
@@ -132,8 +132,15 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
         gpu: int | None = None,
         lighting: Lighting | None = None,
         looks: str | None = None,
+        render_width: int = 320,
+        render_height: int = 240,
     ) -> None:
         check_detail(visual_detail, visual_budget)
+        for what, size in (("render_width", render_width), ("render_height", render_height)):
+            if isinstance(size, bool) or not isinstance(size, int | np.integer) or not 1 <= size <= 16384:
+                raise ValueError(f"{what}={size!r} must be a whole number of pixels in [1, 16384]")
+        self.render_width, self.render_height = int(render_width), int(render_height)
+        """The size (px) of ``render()``'s frames and of the human window's."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None: got {render_mode!r}"
@@ -391,7 +398,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
 
     def _camera_frame(self) -> np.ndarray:
         cam = self.render_camera()
-        width, height = int(cam.get("width", 320)), int(cam.get("height", 240))
+        width, height = self.render_width, self.render_height
         view = p.computeViewMatrix(cam["eye"], cam["target"], cam.get("up", (0.0, 0.0, 1.0)))
         proj = p.computeProjectionMatrixFOV(
             cam.get("fov", 60.0), width / height, cam.get("near", 0.01), cam.get("far", 10.0)

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from pixelrig.control.rotations import quat_to_rpy, rpy_to_quat
 from pixelrig.envs.bodies import reset_pose
 from pixelrig.envs.looks import LOOK_FIELDS, check_distractors, check_texture_sources
-from pixelrig.envs.rotations import quat_to_rpy, rpy_to_quat
 
 BodyRange = tuple[tuple[float, float, float], tuple[float, float, float]]
 """``((x, y, z) low, (x, y, z) high)`` of a body's position."""
