@@ -99,6 +99,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
         looks: a looks preset's name ("train", "test-hard": :mod:`pixelrig.envs.presets`): its light, textures
             and distractors are randomised every episode (over ``randomize``'s own fields), and PixelObs takes its
             background.
+        render_width, render_height: the size (px) of ``render()``'s frames and the human window's (320x240).
         gpu: with the egl or gl backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``);
             pixelrig finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads or the
             gl context is made (gl: one context per process, on the device of the first gl env). None: as
@@ -163,6 +164,8 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
             raise ValueError(f"lighting must be a pixelrig.Lighting or None: got {lighting!r}")
         self.looks = None if looks is None else looks_preset(looks)
         """The looks preset (:class:`~pixelrig.envs.presets.LooksPreset`), or None."""
+        if randomize is not None and randomize.randomizes_nothing:
+            randomize = None  # it would draw nothing, yet consume np_random: the same starts as None instead
         self.randomize = randomize if self.looks is None else with_looks(randomize, self.looks)
         self.lighting = lighting or DEFAULT_LIGHTING
         """The light every episode is drawn with, unless randomised or set (``current_lighting`` is this episode's)."""

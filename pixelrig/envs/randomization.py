@@ -199,6 +199,13 @@ class Randomization:
         return any(getattr(self, name) not in (None, 0) for name in LOOK_FIELDS)
 
     @property
+    def randomizes_nothing(self) -> bool:
+        """Whether every field is off: such a Randomization draws nothing, so an env given it draws the same starts
+        as one given ``randomize=None`` for the same seed."""
+        return all(getattr(self, f.name) == getattr(_NOTHING, f.name) for f in fields(self)
+                   if f.name not in ("distractor_source", "distractor_physics"))
+
+    @property
     def looks_only(self) -> bool:
         """Whether looks are all it randomises: the env then draws nothing from ``np_random`` for it."""
         world = [f.name for f in fields(self) if f.name not in LOOK_FIELDS
