@@ -49,7 +49,7 @@ def measure(poses: int, repeats: int, calls: int) -> dict:
     legacy = gym.make(ENV_ID)
     try:
         base = env.unwrapped
-        ctl, c, rest = base.controller, base.client, np.array(NEUTRAL)
+        ctl, c, rest = base.controller.solver, base.client, np.array(NEUTRAL)
         action = np.array([0.3, -0.2, 0.1])
         now = ctl.measure(c)
 
@@ -61,7 +61,8 @@ def measure(poses: int, repeats: int, calls: int) -> dict:
 
         def pybullet_ik() -> object:
             ee, _ = base.ee_state()
-            return base.pybullet_ik(np.clip(ee + action * base.max_step, base.workspace_low, base.workspace_high))
+            target = np.clip(ee + action * base.max_step, base.workspace_low, base.workspace_high)
+            return legacy.unwrapped.controller.solve(target)
 
         costs: dict[str, list[float]] = {"solve": [], "controller": [], "pybullet_ik": []}
         env.reset(seed=0)

@@ -13,7 +13,7 @@ from PIL import Image
 import pixelrig  # noqa: F401  (registers the ids)
 from pixelrig import PixelObs
 from pixelrig.display.mosaic import tile_rig
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 
 
 def rig_after(renderer: str, steps: int = 40) -> np.ndarray:

@@ -17,8 +17,8 @@ import pytest
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig import Camera, CameraRig, PixelObs, Randomization
 from pixelrig.cameras.mounts import fixed_view, view_to_extrinsics
-from pixelrig.envs.panda import PushExpert
 from pixelrig.envs.scenes import PrimitivesEnv
+from pixelrig.experts.push import PushExpert
 
 from .conftest import assert_trees_equal, gl_or_skip, physics_state
 from .worlds import BuiltByFunctionEnv, plane, write_arm_urdf

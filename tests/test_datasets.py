@@ -33,7 +33,7 @@ from pixelrig.datasets import (
     open_dataset,
     replay,
 )
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from tests.conftest import bang_bang_action, gl_or_skip
 
 h5py = pytest.importorskip("h5py", reason='robomimic datasets need h5py: pip install "pixelrig[datasets]"')

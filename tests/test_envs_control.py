@@ -14,22 +14,24 @@ import pytest
 
 import pixelrig
 from pixelrig import RobotEnv, restore, snapshot
-from pixelrig.envs.control import (
-    EE_CONTROLS,
-    LINK_FRAME,
-    default_ee_link,
-    dls_step,
-    gripper_positions,
-    hold_near,
-    pose_error,
-)
-from pixelrig.envs.panda import FINGERS, PandaEnv
-from pixelrig.envs.rotations import (
+from pixelrig.control.gripper import gripper_positions
+from pixelrig.control.registry import JointConfig
+from pixelrig.control.rotations import (
     quat_multiply,
     quat_to_matrix,
     quat_to_rotvec,
     rotvec_to_quat,
 )
+from pixelrig.control.task_space import (
+    EE_CONTROLS,
+    LINK_FRAME,
+    TaskSpaceConfig,
+    default_ee_link,
+    dls_step,
+    hold_near,
+    pose_error,
+)
+from pixelrig.envs.panda import FINGERS, PandaEnv
 from pixelrig.envs.terms import gripper_contact
 
 from .conftest import assert_restores_exactly, assert_trees_equal, bang_bang_action, physics_state
@@ -49,13 +51,18 @@ each: within 2 mm / 1° after 1-2 steps, within 0.2 mm / 0.1° after 4-7, within
 
 
 def arm_env(arm: str, control: str, **kwargs) -> RobotEnv:
+    """An arm in ``control``; ``kwargs``: TaskSpaceConfig's fields and RobotEnv's options."""
     source, q0, options, _ = ARMS[arm]
-    return RobotEnv(source, control=control, initial_qpos=q0, **{**options, **kwargs})
+    fields = set(TaskSpaceConfig.__dataclass_fields__)
+    settings = {k: v for k, v in kwargs.items() if k in fields}
+    config = TaskSpaceConfig(control, **settings) if settings else control
+    return RobotEnv(source, control=config, initial_qpos=q0,
+                    **{**options, **{k: v for k, v in kwargs.items() if k not in fields}})
 
 
 def errors(env: RobotEnv, target: np.ndarray) -> tuple[float, float]:
     """(mm, degrees) from the end effector's measured pose to ``target``."""
-    now = env.controller.measure(env.client)
+    now = env.controller.solver.measure(env.client)
     e = pose_error(target, now.pos, now.quat, np.inf, np.inf)
     return 1000 * float(np.linalg.norm(e[:3])), float(np.degrees(np.linalg.norm(e[3:])))
 
@@ -77,7 +84,8 @@ def test_default_ee_link_is_the_last_link_of_the_arm_chain(arm: str) -> None:
     env = arm_env(arm, "ee_delta_pos")
     try:
         assert env.ee_link == ARMS[arm][3]
-        assert env.controller.chain.joints == tuple(j.index for j in env.joints)  # every actuated joint is the arm's
+        # every actuated joint is the arm's
+        assert env.controller.solver.chain.joints == tuple(j.index for j in env.joints)
         assert env.action_space.shape == (3 + bool(env.gripper_joints),)
     finally:
         env.close()
@@ -89,7 +97,7 @@ def test_panda_without_a_gripper_ends_at_the_hand_and_holds_its_fingers() -> Non
     env = RobotEnv("franka_panda/panda.urdf", control="ee_delta_pos", initial_qpos=(*PANDA_Q0, 0.02, 0.03))
     try:
         env.reset(seed=0)
-        assert env.ee_link == "panda_hand" and len(env.controller.chain.joints) == 7
+        assert env.ee_link == "panda_hand" and len(env.controller.solver.chain.joints) == 7
         for _ in range(30):
             obs, *_ = env.step(np.array([0.5, 0.5, -0.5], np.float32))
         np.testing.assert_allclose(obs[7:9], [0.02, 0.03], atol=1e-4)
@@ -114,7 +122,7 @@ def test_jacobian_is_the_ee_link_frames() -> None:
     env = arm_env("kuka", "ee_delta_pose")
     try:
         env.reset(seed=0)
-        chain, c, robot = env.controller.chain, env.client, env.robot
+        chain, c, robot = env.controller.solver.chain, env.client, env.robot
         assert p.getDynamicsInfo(robot, chain.ee_link, physicsClientId=c)[3] == (0.0, 0.0, 0.02)
         q = np.array(KUKA_Q0) + np.linspace(0.1, 0.4, 7)
 
@@ -148,7 +156,7 @@ def test_small_deltas_land_on_their_targets(arm: str, control: str) -> None:
     try:
         env.reset(seed=0)
         rng = np.random.default_rng(0)
-        s = env.controller_settings
+        s = env.control_config
         start = env.ee_target.copy()
         for _ in range(4):
             before = env.ee_target.copy()
@@ -222,7 +230,7 @@ def test_singular_pose_is_solved_without_blowing_up() -> None:
         for _ in range(10):
             obs, *_ = env.step(arm_action(env, [1.0, 0.0, 0.0]))
             assert np.isfinite(obs).all()
-        assert env.controller.measure(env.client).pos[0] - start[0] > 0.05
+        assert env.controller.solver.measure(env.client).pos[0] - start[0] > 0.05
         rng = np.random.default_rng(1)
         for _ in range(50):
             obs, *_ = env.step(bang_bang_action(env.action_space, rng))
@@ -238,19 +246,19 @@ def test_a_target_out_of_reach_moves_as_far_as_it_can() -> None:
     env = arm_env("kuka", "ee_delta_pos")
     try:
         env.reset(seed=0)
-        lead = env.controller_settings.target_lead * env.controller_settings.max_delta_pos
+        lead = env.control_config.target_lead * env.control_config.max_delta_pos
         x0 = env.ee_target[0]
         for _ in range(150):
             obs, *_ = env.step(np.array([1.0, 0.0, 0.0], np.float32))
-            now = env.controller.measure(env.client)
+            now = env.controller.solver.measure(env.client)
             assert np.isfinite(obs).all()
             assert np.linalg.norm(env.ee_target[:3] - now.pos) <= lead + 0.005  # + how far the arm moved since
-        out = env.controller.measure(env.client).pos[0]
+        out = env.controller.solver.measure(env.client).pos[0]
         assert out - x0 > 0.18, f"the arm only got {out - x0:.3f} m out"
         assert abs(env.qpos_qvel()[0][3]) < 0.05, "the elbow is not straight: the arm could go further"
         for _ in range(30):
             env.step(np.array([-1.0, 0.0, 0.0], np.float32))
-        assert out - env.controller.measure(env.client).pos[0] > 0.1
+        assert out - env.controller.solver.measure(env.client).pos[0] > 0.1
     finally:
         env.close()
 
@@ -262,14 +270,14 @@ def test_a_blocked_arm_does_not_wind_up(arm: str) -> None:
     env = arm_env(arm, "ee_delta_pos")
     try:
         env.reset(seed=0)
-        lead = env.controller_settings.target_lead * env.controller_settings.max_delta_pos
+        lead = env.control_config.target_lead * env.control_config.max_delta_pos
         for _ in range(120):
             env.step(arm_action(env, [0.0, 0.0, -1.0]))
-        now = env.controller.measure(env.client)
+        now = env.controller.solver.measure(env.client)
         assert now.pos[2] < 0.1 and np.linalg.norm(env.ee_target[:3] - now.pos) <= lead + 0.005
         for _ in range(5):
             env.step(arm_action(env, [0.0, 0.0, 1.0]))
-        assert env.controller.measure(env.client).pos[2] - now.pos[2] > 0.005
+        assert env.controller.solver.measure(env.client).pos[2] - now.pos[2] > 0.005
     finally:
         env.close()
 
@@ -281,12 +289,12 @@ def test_an_absolute_pose_out_of_reach_is_approached_and_stays_finite() -> None:
     try:
         env.reset(seed=0)
         far = np.array([5.0, 5.0, 5.0, 0.0, 0.0, 0.0, 1.0])
-        before = np.linalg.norm(env.controller.high - env.controller.measure(env.client).pos)
+        before = np.linalg.norm(env.controller.solver.high - env.controller.solver.measure(env.client).pos)
         for _ in range(120):
             obs, *_ = env.step(far.astype(np.float32))
             assert np.isfinite(obs).all()
-        np.testing.assert_array_equal(env.ee_target[:3], env.controller.high)
-        after = np.linalg.norm(env.controller.high - env.controller.measure(env.client).pos)
+        np.testing.assert_array_equal(env.ee_target[:3], env.controller.solver.high)
+        after = np.linalg.norm(env.controller.solver.high - env.controller.solver.measure(env.client).pos)
         assert after < before - 0.2, (before, after)
         q = env.qpos_qvel()[0]
         assert all(j.lower - 0.01 <= v <= j.upper + 0.01 for j, v in zip(env.joints, q, strict=True))
@@ -300,10 +308,10 @@ def test_ee_frame_deltas_move_along_the_end_effectors_axes() -> None:
     """The same action in ee_frame="ee" and "world": the ee target moves by R·Δ and turns by R·exp(ω) (R: the
     target's orientation), the world one by Δ and exp(ω)·R; after a rotation of the end effector, the same "ee"
     action goes somewhere else in the world. The arm follows both."""
-    envs = {frame: arm_env("kuka", "ee_delta_pose", ee_frame=frame) for frame in ("world", "ee")}
+    envs = {frame: arm_env("kuka", "ee_delta_pose", frame=frame) for frame in ("world", "ee")}
     try:
         a = np.array([0.6, 0.0, 0.0, 0.0, 0.0, 0.8], np.float32)
-        s = envs["ee"].controller_settings
+        s = envs["ee"].control_config
         d, w = a[:3].astype(np.float64) * s.max_delta_pos, a[3:].astype(np.float64) * s.max_delta_rot
         moved = {}
         for frame, env in envs.items():
@@ -508,8 +516,8 @@ def test_snapshots_restore_the_grasp_the_target_and_the_task_bit_exactly() -> No
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"source": "franka_panda/panda.urdf", "control": "ee_delta_pose", "gripper": "panda",
-     "initial_qpos": PANDA_Q0, "ee_frame": "ee"},
+    {"source": "franka_panda/panda.urdf", "gripper": "panda",
+     "initial_qpos": PANDA_Q0, "control": TaskSpaceConfig("ee_delta_pose", frame="ee")},
     {"source": "xarm/xarm6_robot.urdf", "control": "ee_pose", "initial_qpos": XARM_Q0},
 ], ids=["panda_ee_delta_pose_gripper", "xarm6_ee_pose"])
 def test_same_seed_and_actions_give_the_same_observations(kwargs: dict) -> None:
@@ -538,7 +546,7 @@ def test_panda_tasks_keep_their_controller_unless_asked() -> None:
     gripping = None
     try:
         assert plain.action_space == gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
-        assert plain.observation_space.shape == (22,) and plain.unwrapped.controller is None
+        assert plain.observation_space.shape == (22,) and type(plain.unwrapped.controller).__name__ == "PybulletIK"
         plain.reset(seed=0)
         assert p.getNumConstraints(physicsClientId=plain.unwrapped.client) == 0
         assert plain.unwrapped.ee_target is None
@@ -582,24 +590,11 @@ def test_panda_reach_is_solved_with_task_space_control(control: str) -> None:
 # ---- bad input ------------------------------------------------------------------------------------------------------
 
 BAD = [
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "ee_link": "tool0"},
+    ({"source": "kuka_iiwa/model.urdf", "control": TaskSpaceConfig("ee_delta_pos", ee_link="tool0")},
      "ee_link='tool0' is not a link of the robot; its links: ['lbr_iiwa_link_0', 'lbr_iiwa_link_1'"),
     ({"source": "franka_panda/panda.urdf", "gripper": ("panda_finger_joint1", "finger3")},
      "gripper joints ['finger3'] are not movable joints of the robot; movable joints: ['panda_joint1'"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pose", "ee_frame": "tool"},
-     "ee_frame must be one of ('world', 'ee'): got 'tool'"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_pose", "ee_frame": "ee"},
-     "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an absolute pose"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "position", "ee_link": "lbr_iiwa_link_7", "max_delta_pos": 0.1},
-     "ee_link, max_delta_pos apply to task-space control ('ee_delta_pos', 'ee_delta_pose', 'ee_pose'); "
-     "control='position' takes none"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "max_delta_pos": -0.1},
-     "max_delta_pos=-0.1 must be a finite number > 0"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "workspace": ((0, 0, 0), (1, -1, 1))},
-     "workspace=((0, 0, 0), (1, -1, 1)) needs low < high on every axis"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "nullspace_gain": 2.0},
-     "nullspace_gain=2.0 must be a number in [0, 1]"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "rest_pose": [0.0] * 3},
+    ({"source": "kuka_iiwa/model.urdf", "control": TaskSpaceConfig("ee_delta_pos", rest_pose=(0.0,) * 3)},
      "rest_pose has shape (3,), expected (7,) for joints ['lbr_iiwa_joint_1'"),
     ({"source": "kuka_iiwa/model.urdf", "gripper": "robotiq"}, "gripper='robotiq' is not a known gripper (['panda'])"),
     ({"source": "kuka_iiwa/model.urdf", "gripper_force": 30.0}, "gripper_force=30.0 needs a gripper"),
@@ -608,9 +603,32 @@ BAD = [
     ({"source": "kuka_iiwa/model.urdf", "observation": ("q", "gripper_opening")},
      "observation term 'gripper_opening' needs a gripper of two or more joints: pass gripper="),
     ({"source": "mjcf/ant.xml", "control": "ee_delta_pos"}, "task-space control needs a fixed base"),
-    ({"source": "kuka_iiwa/model.urdf", "control": "ee_delta_pos", "ee_link": "lbr_iiwa_link_0"},
+    ({"source": "kuka_iiwa/model.urdf", "control": TaskSpaceConfig("ee_delta_pos", ee_link="lbr_iiwa_link_0")},
      "no actuated joint lies between the base and the end-effector link 'lbr_iiwa_link_0'"),
 ]
+
+
+CONFIG_BAD = [
+    (lambda: TaskSpaceConfig("ee_delta_pose", frame="tool"), "ee_frame must be one of ('world', 'ee'): got 'tool'"),
+    (lambda: TaskSpaceConfig("ee_pose", frame="ee"),
+     "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an absolute pose"),
+    (lambda: TaskSpaceConfig("ee_delta_pos", max_delta_pos=-0.1), "max_delta_pos=-0.1 must be a finite number > 0"),
+    (lambda: TaskSpaceConfig("ee_delta_pos", workspace=((0, 0, 0), (1, -1, 1))),
+     "workspace=((0, 0, 0), (1, -1, 1)) needs low < high on every axis"),
+    (lambda: TaskSpaceConfig("ee_delta_pos", nullspace_gain=2.0), "nullspace_gain=2.0 must be a number in [0, 1]"),
+    (lambda: TaskSpaceConfig("position"), "task-space control must be one of ('ee_delta_pos', 'ee_delta_pose'"),
+    (lambda: JointConfig("ee_delta_pos"), "joint control must be one of ('torque', 'position', 'velocity'): got "
+     "'ee_delta_pos'; task-space control takes TaskSpaceConfig"),
+    (lambda: RobotEnv("kuka_iiwa/model.urdf", control="ik"), "control must be one of ('torque', 'position', "
+     "'velocity', 'ee_delta_pos', 'ee_delta_pose', 'ee_pose'): got 'ik'"),
+]
+
+
+@pytest.mark.parametrize("make,message", CONFIG_BAD, ids=[b[1][:40] for b in CONFIG_BAD])
+def test_bad_controller_configs_are_refused_by_name(make, message: str) -> None:
+    """A controller's configuration checks itself where it is made: the message names the bad field and value."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()
 
 
 @pytest.mark.parametrize("kwargs,message", BAD, ids=[b[1][:40] for b in BAD])
@@ -716,13 +734,13 @@ def test_gripper_commands_map_to_the_joint_ranges() -> None:
 
 
 def test_registered_robot_takes_the_controller_options() -> None:
-    env = gym.make("pixelrig/Robot-v0", source="xarm/xarm6_robot.urdf", control="ee_delta_pose", ee_frame="ee",
-                   initial_qpos=XARM_Q0, max_delta_pos=0.02, max_delta_rot=0.1,
-                   workspace=((0.0, -0.5, 0.0), (0.8, 0.5, 0.8)))
+    env = gym.make("pixelrig/Robot-v0", source="xarm/xarm6_robot.urdf", initial_qpos=XARM_Q0,
+                   control=TaskSpaceConfig("ee_delta_pose", frame="ee", max_delta_pos=0.02, max_delta_rot=0.1,
+                                           workspace=((0.0, -0.5, 0.0), (0.8, 0.5, 0.8))))
     try:
         env.reset(seed=0)
         assert env.unwrapped.ee_link == "link6"
-        np.testing.assert_array_equal(env.unwrapped.controller.low, [0.0, -0.5, 0.0])
+        np.testing.assert_array_equal(env.unwrapped.controller.solver.low, [0.0, -0.5, 0.0])
         assert pixelrig.snapshot(env).to_bytes()
     finally:
         env.close()

@@ -16,7 +16,7 @@ import pytest
 import pixelrig
 from pixelrig import PixelObs, RobotEnv, restore, snapshot
 from pixelrig.envs import lod, meshcache
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.system import cache as cache_folder
 from pixelrig.tools.bench.fidelity import detail_fidelity
 

@@ -15,8 +15,7 @@ import pytest
 
 import pixelrig
 from pixelrig import Randomization, RobotEnv, restore, snapshot
-from pixelrig.envs.randomization import RANDOM_STREAMS
-from pixelrig.envs.rotations import (
+from pixelrig.control.rotations import (
     matrix_to_quat,
     matrix_to_rot6d,
     quat_to_matrix,
@@ -24,6 +23,7 @@ from pixelrig.envs.rotations import (
     rpy_to_matrix,
     rpy_to_quat,
 )
+from pixelrig.envs.randomization import RANDOM_STREAMS
 from pixelrig.envs.terms import BASE_TERMS, TERMS
 
 from .conftest import assert_trees_equal, physics_state

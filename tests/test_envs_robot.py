@@ -301,3 +301,37 @@ def test_rejected_reset_options_leave_the_env_exactly_as_it_was() -> None:
     finally:
         env.close()
         twin.close()
+
+
+@pytest.mark.parametrize("env_id", ["pixelrig/CartPole-v0", "pixelrig/PandaReach-v0"])
+def test_a_randomization_of_nothing_draws_the_starts_of_none(env_id: str) -> None:
+    """``randomize=Randomization()`` randomises nothing, so the same seed gives the same start and steps as
+    ``randomize=None`` (issue 34: it used to consume a number of ``np_random`` and start elsewhere)."""
+    from pixelrig.envs import Randomization
+
+    runs = []
+    for randomize in (None, Randomization()):
+        env = gym.make(env_id, randomize=randomize)
+        try:
+            obs, _ = env.reset(seed=3)
+            env.action_space.seed(3)
+            steps = [env.step(env.action_space.sample())[0] for _ in range(5)]
+            runs.append((obs, steps))
+        finally:
+            env.close()
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for a, b in zip(runs[0][1], runs[1][1], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_render_size_is_an_option_of_every_env() -> None:
+    """``render_width=`` / ``render_height=`` set render()'s frame size (320x240 unless given), and a bad size is
+    refused naming the value."""
+    env = gym.make("pixelrig/CartPole-v0", render_mode="rgb_array", render_width=64, render_height=48)
+    try:
+        env.reset(seed=0)
+        assert env.render().shape == (48, 64, 3)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match=re.escape("render_width=0 must be a whole number of pixels in [1, 16384]")):
+        gym.make("pixelrig/CartPole-v0", render_width=0)

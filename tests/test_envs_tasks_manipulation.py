@@ -17,11 +17,11 @@ import pytest
 
 import pixelrig  # noqa: F401 (registers the ids)
 from pixelrig import PixelObs, Randomization, restore, snapshot
+from pixelrig.control.rotations import quat_to_matrix
 from pixelrig.envs.manipulation import CUBE_REST, PandaManipulationEnv, closeness
 from pixelrig.envs.objects import OBJECTS, fits_the_hand, object_extents, stands_still
 from pixelrig.envs.panda import TABLE_TOP
 from pixelrig.envs.peg import BLOCK_HEIGHT, HOLE_SIDE, PEG_LENGTH
-from pixelrig.envs.rotations import quat_to_matrix
 from pixelrig.experts import EXPERTS
 
 from .conftest import assert_restores_exactly, assert_trees_equal, physics_state

@@ -127,7 +127,7 @@ def test_an_observation_without_its_state_is_refused() -> None:
 
 
 def test_push_expert_is_still_importable_where_it_was() -> None:
-    from pixelrig.envs.panda import PushExpert as Old
+    from pixelrig.experts.push import PushExpert as Old
 
     assert Old is PushExpert and EXPERTS["pixelrig/PandaPush-v0"] == "PushExpert"
     successes, _ = run_episodes("pixelrig/PandaPush-v0", range(3))

@@ -11,7 +11,7 @@ import pytest
 
 import pixelrig
 from pixelrig import Camera, PixelObs, restore, snapshot
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.tools.bench.fidelity import agreement
 
 from .conftest import assert_trees_equal, gl_or_skip, physics_state

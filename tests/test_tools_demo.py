@@ -11,7 +11,7 @@ import imageio.v3 as iio
 import numpy as np
 
 from pixelrig import PixelObs
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.tools.demo import run_demo
 
 from .colourings import mosaic_panes

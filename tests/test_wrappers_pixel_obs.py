@@ -13,7 +13,7 @@ import pytest
 
 import pixelrig
 from pixelrig import Camera, PixelObs
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.render import active_egl_client
 
 from .conftest import assert_trees_equal, egl_or_skip, gl_or_skip, physics_state

@@ -12,8 +12,8 @@ import pytest
 
 import pixelrig
 from pixelrig import Camera, PixelObs, PointCloudObs, restore, snapshot
-from pixelrig.envs.panda import PushExpert
 from pixelrig.envs.scenes import PrimitivesEnv
+from pixelrig.experts.push import PushExpert
 
 from .conftest import assert_trees_equal, physics_state
 

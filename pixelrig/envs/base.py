@@ -99,6 +99,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
         looks: a looks preset's name ("train", "test-hard": :mod:`pixelrig.envs.presets`): its light, textures
             and distractors are randomised every episode (over ``randomize``'s own fields), and PixelObs takes its
             background.
+        render_width, render_height: the size (px) of ``render()``'s frames and the human window's (320x240).
         gpu: with the egl or gl backend, render on this CUDA device (an index into ``CUDA_VISIBLE_DEVICES``);
             pixelrig finds the matching EGL device and sets ``EGL_VISIBLE_DEVICES`` before the plugin loads or the
             gl context is made (gl: one context per process, on the device of the first gl env). None: as
@@ -114,7 +115,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
     })
 
     RENDER_OPTIONS: ClassVar[tuple[str, ...]] = ("render_mode", "renderer", "visual_detail", "visual_budget", "gpu",
-                                                 "lighting", "looks")
+                                                 "lighting", "looks", "render_width", "render_height")
     """The constructor options that change only what is drawn, never the simulation: snapshots of envs that differ
     only in these restore into each other (the one list of them; a test checks each is a parameter here)."""
 
@@ -132,8 +133,15 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
         gpu: int | None = None,
         lighting: Lighting | None = None,
         looks: str | None = None,
+        render_width: int = 320,
+        render_height: int = 240,
     ) -> None:
         check_detail(visual_detail, visual_budget)
+        for what, size in (("render_width", render_width), ("render_height", render_height)):
+            if isinstance(size, bool) or not isinstance(size, int | np.integer) or not 1 <= size <= 16384:
+                raise ValueError(f"{what}={size!r} must be a whole number of pixels in [1, 16384]")
+        self.render_width, self.render_height = int(render_width), int(render_height)
+        """The size (px) of ``render()``'s frames and of the human window's."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None: got {render_mode!r}"
@@ -156,6 +164,8 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
             raise ValueError(f"lighting must be a pixelrig.Lighting or None: got {lighting!r}")
         self.looks = None if looks is None else looks_preset(looks)
         """The looks preset (:class:`~pixelrig.envs.presets.LooksPreset`), or None."""
+        if randomize is not None and randomize.randomizes_nothing:
+            randomize = None  # it would draw nothing, yet consume np_random: the same starts as None instead
         self.randomize = randomize if self.looks is None else with_looks(randomize, self.looks)
         self.lighting = lighting or DEFAULT_LIGHTING
         """The light every episode is drawn with, unless randomised or set (``current_lighting`` is this episode's)."""
@@ -391,7 +401,7 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
 
     def _camera_frame(self) -> np.ndarray:
         cam = self.render_camera()
-        width, height = int(cam.get("width", 320)), int(cam.get("height", 240))
+        width, height = self.render_width, self.render_height
         view = p.computeViewMatrix(cam["eye"], cam["target"], cam.get("up", (0.0, 0.0, 1.0)))
         proj = p.computeProjectionMatrixFOV(
             cam.get("fov", 60.0), width / height, cam.get("near", 0.01), cam.get("far", 10.0)

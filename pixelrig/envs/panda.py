@@ -11,19 +11,15 @@ import pybullet as p
 from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.control.base import Motors
+from pixelrig.control.gripper import GRIPPER_PRESETS, Gripper
+from pixelrig.control.ik import PybulletIK
+from pixelrig.control.registry import CONTROLLERS, control_config
+from pixelrig.control.task_space import EE_CONTROLS, TaskSpaceConfig, TaskSpaceControl, TaskSpaceController, arm_chain
 from pixelrig.envs.base import BulletEnv, CameraSpec
-from pixelrig.envs.control import (
-    EE_CONTROLS,
-    GRIPPER_PRESETS,
-    ControllerSettings,
-    TaskSpaceController,
-    arm_chain,
-    couple_gripper,
-    gripper_positions,
-)
+from pixelrig.envs.controlled import Controlled
 from pixelrig.envs.lod import DEFAULT_BUDGET
 from pixelrig.envs.terms import GripperLinks, gripper_opening
-from pixelrig.experts.push import PushExpert as PushExpert  # its home before pixelrig.experts: still importable
 
 DEFAULT_DETAIL = "simplified"
 """visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
@@ -36,7 +32,6 @@ TABLE_TOP = 0.625
 ARM_JOINTS = (0, 1, 2, 3, 4, 5, 6)
 FINGER_JOINTS = (9, 10)
 FINGER_RANGE = (0.0, 0.04)  # each finger's travel (m): closed .. open
-FINGER_BOUNDS = (np.array(FINGER_RANGE[:1]), np.array(FINGER_RANGE[1:]))  # as gripper_positions takes them
 FINGERS = GripperLinks(FINGER_JOINTS, frozenset(FINGER_JOINTS))
 EE_LINK = 11  # panda_grasptarget: between the finger tips
 NEUTRAL = (0.0, 0.41, 0.0, -1.85, 0.0, 2.26, 0.79)
@@ -46,11 +41,9 @@ FINGER_FORCE = 20.0
 GRIPPER_FORCE = 20.0
 """Force limit (N) of each finger with ``gripper="panda"``."""
 DOWN = p.getQuaternionFromEuler((np.pi, 0.0, 0.0))  # gripper pointing at the table
-PANDA_CONTROLS = ("pybullet_ik", *EE_CONTROLS)
-"""The Panda tasks' control modes: the v0 behaviour (default) and the task-space controllers."""
 
 
-class PandaEnv(BulletEnv):
+class PandaEnv(Controlled, BulletEnv):
     """Shared world and controller of the Panda tasks.
 
     - World: ground plane, pybullet_data's table (top at z = 0.625 m), the Franka Panda (franka_panda/panda.urdf,
@@ -62,7 +55,7 @@ class PandaEnv(BulletEnv):
       from where it is, in metres × ``max_step`` (0.05 m). The target is clipped to the workspace, turned into joint
       targets by pybullet's inverse kinematics (gripper pointing down) and tracked by its position controller.
     - ``control="ee_delta_pos"`` / ``"ee_delta_pose"`` / ``"ee_pose"``: pixelrig's task-space controllers
-      (:mod:`pixelrig.envs.control`) on ``panda_grasptarget`` (the gripper centre): Δxyz × ``max_step``; Δxyz and
+      (:mod:`pixelrig.control.task_space`) on ``panda_grasptarget`` (the gripper centre): Δxyz × ``max_step``; Δxyz and
       an axis-angle Δrotation × ``max_rot_step`` (0.1 rad), in the world's axes or, with ``ee_frame="ee"``, the
       gripper's; or an absolute position in the workspace box and a quaternion xyzw. Deltas move the last target
       (``ee_target``, task state), which starts at the gripper's pose. The null-space pull's rest pose is the
@@ -70,14 +63,15 @@ class PandaEnv(BulletEnv):
       deltas (1.2 m/s) are followed at about 70% of that.
     - ``gripper="panda"`` adds one action dimension, last: the target opening in [-1, 1] (-1 closed, 1 open,
       each finger 0-4 cm): the same position target for both fingers every step, ``GRIPPER_FORCE`` (20 N) each,
-      and a gear constraint that keeps them symmetric (:func:`pixelrig.envs.control.couple_gripper`); episodes
+      and a gear constraint that keeps them symmetric (:func:`pixelrig.control.gripper.couple_gripper`); episodes
       start open. Without it (the default) the fingers stay closed.
     - The observation gains, at its end, the gripper's quaternion xyzw (4) with ``ee_delta_pose`` / ``ee_pose``
       and the gap between the fingers (1, m) with ``gripper="panda"``; nothing without them.
     """
 
     metadata = {**BulletEnv.metadata, "render_fps": 24}
-    task_state = ("ee_target",)
+    controls: tuple[str, ...] = ("pybullet_ik", *EE_CONTROLS)
+    """The control families the Panda tasks take: pybullet's IK (the v0 behaviour) and task space."""
 
     max_step = 0.05
     max_rot_step = 0.1
@@ -87,8 +81,7 @@ class PandaEnv(BulletEnv):
     def __init__(self, control: str = "pybullet_ik", gripper: str | None = None, ee_frame: str | None = None,
                  visual_detail: str = DEFAULT_DETAIL, visual_budget: int = DEFAULT_BUDGET, **common: Any) -> None:
         """``common``: BulletEnv's options (render_mode, renderer, gpu, randomize, ...)."""
-        if control not in PANDA_CONTROLS:
-            raise ValueError(f"control must be one of {PANDA_CONTROLS}: got {control!r}")
+        config = control_config(control, self.controls)
         if gripper is not None and gripper != "panda":
             raise ValueError(f"gripper must be None (fingers closed) or 'panda' (its two fingers, "
                              f"{GRIPPER_PRESETS['panda']}): got {gripper!r}")
@@ -97,21 +90,21 @@ class PandaEnv(BulletEnv):
                              f"control={control!r}")
         self.control = control
         self.has_gripper = gripper is not None
-        self.controller_settings = None if control == "pybullet_ik" else ControllerSettings(
+        self.control_config = None if config is None else TaskSpaceConfig(
             control, frame=ee_frame or "world", max_delta_pos=self.max_step, max_delta_rot=self.max_rot_step,
             workspace=(tuple(self.workspace_low), tuple(self.workspace_high)))
-        self.controller: TaskSpaceController | None = None
         self.ee_target: np.ndarray | None = None
         """The task-space target (position and quaternion xyzw of panda_grasptarget), or None with pybullet_ik."""
         super().__init__(time_step=1.0 / 240.0, frame_skip=10, visual_detail=visual_detail,
                          visual_budget=visual_budget, **common)
-        if self.controller is None and not self.has_gripper:
-            self.action_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
-        else:
-            low, high = (-np.ones(3), np.ones(3)) if self.controller is None else self.controller.action_bounds()
-            if self.has_gripper:
-                low, high = np.append(low, -1.0), np.append(high, 1.0)
-            self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        low, high = self.controller.action_bounds()
+        if self.has_gripper:
+            low, high = np.append(low, -1.0), np.append(high, 1.0)
+        self.action_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+    @property
+    def gripper_in_action(self) -> bool:
+        return self.has_gripper
 
     @property
     def extra_observation_size(self) -> int:
@@ -139,20 +132,27 @@ class PandaEnv(BulletEnv):
             self.model_file("franka_panda/panda.urdf"), [0.0, 0.0, TABLE_TOP], useFixedBase=True,
             physicsClientId=c,
         ))
-        self._joint_lower, self._joint_upper = [], []
-        limits = {}
+        lower, upper, limits = [], [], {}
         for j in range(p.getNumJoints(self.panda, physicsClientId=c)):
             info = p.getJointInfo(self.panda, j, physicsClientId=c)
             if info[2] != p.JOINT_FIXED:
-                self._joint_lower.append(info[8])
-                self._joint_upper.append(info[9])
+                lower.append(info[8])
+                upper.append(info[9])
                 limits[j] = (info[8], info[9], info[11])
-        if self.controller_settings is not None:
+        motors = Motors(self.panda, ARM_JOINTS, ARM_FORCES, self.motor_command)
+        if CONTROLLERS[self.control] is PybulletIK:
+            self.controller = PybulletIK(c, motors, EE_LINK, DOWN, lower, upper, NEUTRAL, self.max_step,
+                                         (self.workspace_low, self.workspace_high))
+        else:
             chain = arm_chain(c, self.panda, "panda_grasptarget", ARM_JOINTS, limits, type(self).__name__)
-            self.controller = TaskSpaceController(chain, self.controller_settings,
-                                                  (self.workspace_low, self.workspace_high), self.dt)
+            solver = TaskSpaceController(chain, self.control_config, (self.workspace_low, self.workspace_high),
+                                         self.dt)
+            self.controller = TaskSpaceControl(c, solver, motors, range(len(ARM_JOINTS)), np.array(NEUTRAL))
+        force = GRIPPER_FORCE if self.has_gripper else FINGER_FORCE
+        self.gripper = Gripper(c, self.panda, FINGER_JOINTS, FINGER_RANGE[:1] * 2, FINGER_RANGE[1:] * 2,
+                               (force, force), self.motor_command)
         if self.has_gripper:
-            couple_gripper(c, self.panda, FINGER_JOINTS, FINGER_RANGE[:1] * 2, FINGER_RANGE[1:] * 2, GRIPPER_FORCE)
+            self.gripper.couple()
         self.build_task_objects()
 
     def build_task_objects(self) -> None:
@@ -165,50 +165,14 @@ class PandaEnv(BulletEnv):
             p.resetJointState(self.panda, j, q, 0.0, physicsClientId=self.client)
         for j in FINGER_JOINTS:
             p.resetJointState(self.panda, j, finger, 0.0, physicsClientId=self.client)
-        self._hold(list(NEUTRAL), finger)
-
-    def start_episode(self) -> None:
-        if self.controller is not None:
-            self.ee_target = self.controller.pose_now(self.client)
-
-    def _hold(self, arm_targets: list[float], finger: float = FINGER_RANGE[0]) -> None:
-        """Position targets for the arm and for both fingers (``finger`` each, m)."""
-        self.motor_command(self.panda, ARM_JOINTS, p.POSITION_CONTROL, targetPositions=arm_targets,
-                           forces=ARM_FORCES)
-        force = GRIPPER_FORCE if self.has_gripper else FINGER_FORCE
-        self.motor_command(self.panda, FINGER_JOINTS, p.POSITION_CONTROL, targetPositions=[finger, finger],
-                           forces=[force, force])
+        self.controller.hold(np.array(NEUTRAL))
+        self.gripper.command(1.0 if self.has_gripper else -1.0)
 
     def ee_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Gripper centre position and linear velocity (world frame)."""
         s = p.getLinkState(self.panda, EE_LINK, computeLinkVelocity=True, computeForwardKinematics=True,
                            physicsClientId=self.client)
         return np.array(s[4], dtype=np.float64), np.array(s[6], dtype=np.float64)
-
-    def apply_action(self, action: np.ndarray) -> None:
-        arm = action[:-1] if self.has_gripper else action
-        finger = float(gripper_positions(action[-1], *FINGER_BOUNDS)[0]) if self.has_gripper else FINGER_RANGE[0]
-        if self.controller is not None:
-            self.ee_target, q = self.controller.command(self.client, self.ee_target, arm, np.array(NEUTRAL))
-            self._hold(q.tolist(), finger)
-            return
-        ee, _ = self.ee_state()
-        target = np.clip(ee + arm * self.max_step, self.workspace_low, self.workspace_high)
-        self._hold(self.pybullet_ik(target), finger)
-
-    def pybullet_ik(self, target: np.ndarray) -> list[float]:
-        """The arm's joint targets that put the gripper centre at ``target`` pointing down: pybullet's
-        ``calculateInverseKinematics`` (50 iterations, joint limits, rest pose ``NEUTRAL``), as
-        ``control="pybullet_ik"`` uses it."""
-        n = len(self._joint_lower)
-        q = p.calculateInverseKinematics(
-            self.panda, EE_LINK, target.tolist(), DOWN,
-            lowerLimits=self._joint_lower, upperLimits=self._joint_upper,
-            jointRanges=[u - lo for lo, u in zip(self._joint_lower, self._joint_upper, strict=True)],
-            restPoses=list(NEUTRAL) + [0.0] * (n - len(NEUTRAL)),
-            maxNumIterations=50, physicsClientId=self.client,
-        )
-        return list(q[: len(ARM_JOINTS)])
 
     def workspace_box(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """Where the Panda tasks' objects and targets are drawn, with room for the gripper around them: kept free

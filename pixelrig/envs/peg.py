@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pybullet as p
 
+from pixelrig.control.rotations import quat_to_matrix
 from pixelrig.envs.manipulation import FULL_TURN, PandaManipulationEnv, closeness
 from pixelrig.envs.panda import TABLE_TOP
-from pixelrig.envs.rotations import quat_to_matrix
 
 PEG_SIDE = 0.02
 """The peg's square cross-section (m)."""

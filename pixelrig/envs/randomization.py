@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from pixelrig.control.rotations import quat_to_rpy, rpy_to_quat
 from pixelrig.envs.bodies import reset_pose
 from pixelrig.envs.looks import LOOK_FIELDS, check_distractors, check_texture_sources
-from pixelrig.envs.rotations import quat_to_rpy, rpy_to_quat
 
 BodyRange = tuple[tuple[float, float, float], tuple[float, float, float]]
 """``((x, y, z) low, (x, y, z) high)`` of a body's position."""
@@ -197,6 +197,13 @@ class Randomization:
     def varies_looks(self) -> bool:
         """Whether any look is randomised (the light, textures or distractors)."""
         return any(getattr(self, name) not in (None, 0) for name in LOOK_FIELDS)
+
+    @property
+    def randomizes_nothing(self) -> bool:
+        """Whether every field is off: such a Randomization draws nothing, so an env given it draws the same starts
+        as one given ``randomize=None`` for the same seed."""
+        return all(getattr(self, f.name) == getattr(_NOTHING, f.name) for f in fields(self)
+                   if f.name not in ("distractor_source", "distractor_physics"))
 
     @property
     def looks_only(self) -> bool:

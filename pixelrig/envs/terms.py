@@ -21,7 +21,7 @@ Frames and units (metres, radians, seconds, newtons):
 - ``gripper_contact:<body>`` (with a gripper): 1.0 if a gripper link (a gripper joint's child link or any link
   below it) has a contact point with the named body this step, else 0.0.
 
-Rotation forms follow :mod:`pixelrig.envs.rotations`.
+Rotation forms follow :mod:`pixelrig.control.rotations`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from pixelrig.envs.rotations import matrix_to_rot6d, matrix_to_rpy, quat_to_matrix
+from pixelrig.control.rotations import matrix_to_rot6d, matrix_to_rpy, quat_to_matrix
 
 BASE_TERMS: dict[str, int] = {
     "base_pos": 3, "base_quat": 4, "base_rpy": 3, "base_rotmat": 9, "base_rot6d": 6, "base_linvel": 3,

@@ -14,7 +14,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pixelrig.display.mosaic import tile_rig
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.wrappers.pixel_obs import PixelObs
 from pixelrig.wrappers.video_recorder import VideoRecorder
 

@@ -39,7 +39,7 @@ import gymnasium as gym
 
 from pixelrig.datasets import DatasetRecorder, replay
 from pixelrig.datasets.replay import usable_cpus, worker_count
-from pixelrig.envs.panda import PushExpert
+from pixelrig.experts.push import PushExpert
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 ENV_ID = "pixelrig/PandaPush-v0"

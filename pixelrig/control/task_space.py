@@ -1,6 +1,8 @@
-"""Task-space control of robot arms: the end-effector targets of the ``ee_*`` control modes and the differential
-inverse kinematics that turns them into joint position targets (damped least squares on pybullet's own Jacobian),
-as pure numpy functions and one small controller class that reads an arm from pybullet.
+"""Task-space control of robot arms (``ee_delta_pos``, ``ee_delta_pose``, ``ee_pose``): end-effector targets turned
+into joint position targets by damped least squares on pybullet's own Jacobian.
+
+The pure numpy functions, the solver that reads an arm from pybullet (:class:`TaskSpaceController`) and the
+controller the envs build (:class:`TaskSpaceControl`).
 
 How a step goes (:class:`TaskSpaceController`):
 
@@ -32,16 +34,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from pixelrig.envs.rotations import quat_conjugate, quat_multiply, quat_to_matrix, quat_to_rotvec, rotvec_to_quat
+from pixelrig.control.base import Controller, Motors
+from pixelrig.control.rotations import quat_conjugate, quat_multiply, quat_to_matrix, quat_to_rotvec, rotvec_to_quat
 
 EE_CONTROLS: tuple[str, ...] = ("ee_delta_pos", "ee_delta_pose", "ee_pose")
 """The task-space control modes: a position delta, a pose delta (position + axis-angle), an absolute pose."""
 
 EE_FRAMES: tuple[str, ...] = ("world", "ee")
 """Frames a delta can be expressed in: the world's axes, or the end-effector target's own axes."""
-
-GRIPPER_PRESETS: dict[str, tuple[str, ...]] = {"panda": ("panda_finger_joint1", "panda_finger_joint2")}
-"""Named grippers for ``gripper=``: their joint names (the Franka Panda's two fingers in franka_panda/panda.urdf)."""
 
 SOLVE_STEP_POS = 0.1
 """The largest position error (m) one solve linearises; a larger error (an ``ee_pose`` far away) is scaled down to
@@ -236,33 +236,6 @@ def joint_step(jac: np.ndarray, q: np.ndarray, error: np.ndarray, lower: np.ndar
     return np.clip(target, lower, upper)
 
 
-def gripper_positions(command: float, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Each gripper joint's position target for an opening command in [-1, 1]: -1 its lower limit (closed), 1 its
-    upper limit (open), linear in between; every joint gets the same fraction of its range."""
-    return lower + (float(np.clip(command, -1.0, 1.0)) + 1.0) / 2.0 * (upper - lower)
-
-
-def couple_gripper(client: int, robot: int, joints: Sequence[int], lower: Sequence[float], upper: Sequence[float],
-                   max_force: float) -> list[int]:
-    """Gear constraints that make every gripper joint follow the first at the same fraction of its range, as one
-    motor drives both fingers of a parallel gripper; returns the constraint ids.
-
-    Each constraint holds ``q_0 + ratio * q_i = offset`` with ``ratio = -range_0 / range_i`` and
-    ``offset = lower_0 - lower_i * range_0 / range_i`` (pybullet's ``JOINT_GEAR``, ``erp`` 0.1, at most
-    ``max_force``): for the Panda's fingers, ``q1 = q2``. Without it, two fingers each pushing at their force limit
-    leave a grasped object free to slide along the closing direction (measured: ±15 mm in a 2 Hz shake).
-    """
-    ids = []
-    for j, lo, hi in zip(joints[1:], lower[1:], upper[1:], strict=True):
-        scale = (upper[0] - lower[0]) / (hi - lo)
-        cid = p.createConstraint(robot, joints[0], robot, j, p.JOINT_GEAR, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0),
-                                 (0.0, 0.0, 0.0), physicsClientId=client)
-        p.changeConstraint(cid, gearRatio=-scale, relativePositionTarget=lower[0] - lo * scale, erp=0.1,
-                           maxForce=max_force, physicsClientId=client)
-        ids.append(cid)
-    return ids
-
-
 # ---- settings, the arm, the controller -----------------------------------------------------------------------------
 
 def _positive_number(what: str, value: Any) -> float:
@@ -272,11 +245,16 @@ def _positive_number(what: str, value: Any) -> float:
 
 
 @dataclass(frozen=True)
-class ControllerSettings:
-    """The configuration of a task-space controller, validated on creation.
+class TaskSpaceConfig:
+    """The configuration of a task-space controller, validated on creation (``control=`` of RobotEnv takes it).
 
     Attributes:
         control: one of :data:`EE_CONTROLS`.
+        ee_link: the end-effector link's name, or None for :func:`default_ee_link`.
+        rest_pose: the rest pose of the actuated joints for the null-space pull (RobotEnv: default its
+            ``initial_qpos``).
+        position_gain, velocity_gain: PD gains of the position controller that tracks the joint targets (one
+            number or one per actuated joint; default 0.2 and 1.0 in RobotEnv).
         frame: "world" or "ee": the axes of a delta (see :func:`delta_target`); ``ee_pose`` takes "world" only.
         max_delta_pos: metres per step that an action of 1 moves the target (delta modes).
         max_delta_rot: radians per step that an action of 1 turns the target (``ee_delta_pose``).
@@ -303,6 +281,10 @@ class ControllerSettings:
     damping: float = 0.05
     target_lead: float = 2.0
     nullspace_gain: float = 0.02
+    ee_link: str | None = None
+    rest_pose: tuple[float, ...] | None = None
+    position_gain: float | tuple[float, ...] | None = None
+    velocity_gain: float | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.control not in EE_CONTROLS:
@@ -322,6 +304,8 @@ class ControllerSettings:
         object.__setattr__(self, "nullspace_gain", float(gain))
         if self.workspace is not None:
             object.__setattr__(self, "workspace", _box(self.workspace))
+        if self.ee_link is not None and not isinstance(self.ee_link, str):
+            raise ValueError(f"ee_link={self.ee_link!r} must be a link name (a string)")
 
 
 def _box(workspace: Any) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
@@ -452,7 +436,7 @@ class TaskSpaceController:
         dt: the control period (s): a joint's step per solve is at most its velocity limit × ``dt``.
     """
 
-    def __init__(self, chain: ArmChain, settings: ControllerSettings, workspace: tuple[np.ndarray, np.ndarray],
+    def __init__(self, chain: ArmChain, settings: TaskSpaceConfig, workspace: tuple[np.ndarray, np.ndarray],
                  dt: float) -> None:
         self.chain = chain
         self.settings = settings
@@ -534,3 +518,38 @@ class TaskSpaceController:
         error = pose_error(target, now.pos, now.quat)
         pull = s.nullspace_gain * (rest - q) if rest is not None and s.nullspace_gain > 0.0 else None
         return joint_step(jac, q, error, chain.lower, chain.upper, s.damping, pull, self.max_step)
+
+
+class TaskSpaceControl(Controller):
+    """``ee_delta_pos`` / ``ee_delta_pose`` / ``ee_pose``: the solver of :class:`TaskSpaceController` behind the
+    controller interface. Its state is the end-effector target (7,).
+
+    Args:
+        client: pybullet client id.
+        solver: the bound solver (chain, settings, workspace, control period).
+        motors: the motors of the actuated joints; the arm's are at ``arm`` in them.
+        arm: positions of the solver's arm joints in ``motors.joints``.
+        rest: (n,) rest pose of the arm joints for the null-space pull.
+    """
+
+    families = EE_CONTROLS
+
+    def __init__(self, client: int, solver: TaskSpaceController, motors: Motors, arm: Sequence[int],
+                 rest: np.ndarray) -> None:
+        self.client, self.solver, self.motors = client, solver, motors
+        self.arm = list(arm)
+        self.rest = rest
+
+    def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.solver.action_bounds()
+
+    def apply(self, action: np.ndarray, state: np.ndarray | None) -> np.ndarray:
+        target, q = self.solver.command(self.client, state, action, self.rest)
+        self.motors.position(q, self.arm)
+        return target
+
+    def hold(self, qpos: np.ndarray) -> None:
+        self.motors.position(qpos)
+
+    def start(self, client: int) -> np.ndarray:
+        return self.solver.pose_now(client)
