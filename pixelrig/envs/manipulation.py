@@ -32,7 +32,7 @@ FULL_TURN = (-math.pi, math.pi)
 """A yaw range covering every heading."""
 
 REACH_SCALE = 10.0
-"""Distances enter the dense rewards as ``1 - tanh(REACH_SCALE * d)``: 1 at 0, 0.76 at 1 cm, 0.24 at 10 cm (1/m)."""
+"""Distances enter the dense rewards as ``1 - tanh(REACH_SCALE * d)``: 1 at 0, 0.90 at 1 cm, 0.24 at 10 cm (1/m)."""
 
 STILL_SPEED = 0.01
 """A body is still when its centre moves slower than this (m/s) ..."""

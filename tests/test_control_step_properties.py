@@ -10,7 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pixelrig.envs.control import capped, dls_step, gripper_positions, joint_step
+from pixelrig.control.gripper import gripper_positions
+from pixelrig.control.task_space import capped, dls_step, joint_step
 
 FINITE = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False)
 
