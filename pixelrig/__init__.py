@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "DatasetWriteError": "pixelrig.errors",
     "DisplayUnavailable": "pixelrig.errors",
     "HumanWindow": "pixelrig.wrappers.human_window",
+    "JointConfig": "pixelrig.control.registry",
     "Lighting": "pixelrig.render.lighting",
     "PixelObs": "pixelrig.wrappers.pixel_obs",
     "PointCloudObs": "pixelrig.wrappers.point_cloud",
@@ -32,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "RobotEnv": "pixelrig.envs.robot",
     "SensorNoise": "pixelrig.cameras.noise",
     "Snapshot": "pixelrig.snapshots",
+    "TaskSpaceConfig": "pixelrig.control.task_space",
     "VideoRecorder": "pixelrig.wrappers.video_recorder",
     "make_vec": "pixelrig.vector.make",
     "resolve_renderer": "pixelrig.render.choice",
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from pixelrig.cameras.noise import SensorNoise
     from pixelrig.cameras.rig import CameraRig
     from pixelrig.cameras.spec import Camera
+    from pixelrig.control.registry import JointConfig
+    from pixelrig.control.task_space import TaskSpaceConfig
     from pixelrig.datasets.recorder import DatasetRecorder
     from pixelrig.envs.base import BulletEnv
     from pixelrig.envs.randomization import Randomization
@@ -81,6 +85,7 @@ __all__ = [
     "DatasetWriteError",
     "DisplayUnavailable",
     "HumanWindow",
+    "JointConfig",
     "Lighting",
     "PixelObs",
     "PointCloudObs",
@@ -91,6 +96,7 @@ __all__ = [
     "RobotEnv",
     "SensorNoise",
     "Snapshot",
+    "TaskSpaceConfig",
     "VideoRecorder",
     "__version__",
     "make_vec",

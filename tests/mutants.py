@@ -152,9 +152,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("ik-deltas-from-measured-pose", "deltas move the measured pose, not the last target",
            ("tests/test_envs_control.py::test_small_deltas_land_on_their_targets",),
            edits=(Edit("pixelrig/control/task_space.py",
-                       "new = delta_target(target, action[:3] * s.max_delta_pos, drot, s.frame)",
+                       "new = delta_target(target, action[:3] * s.max_delta_pos, drot, s.ee_frame)",
                        "new = delta_target(np.concatenate([now.pos, now.quat]), action[:3] * s.max_delta_pos, drot, "
-                       "s.frame)"),)),
+                       "s.ee_frame)"),)),
     Mutant("ik-target-winds-up", "a delta target is no longer held near the measured pose: a blocked arm winds up",
            ("tests/test_envs_control.py::test_a_blocked_arm_does_not_wind_up",),
            edits=(Edit("pixelrig/control/task_space.py",

@@ -308,7 +308,7 @@ def test_ee_frame_deltas_move_along_the_end_effectors_axes() -> None:
     """The same action in ee_frame="ee" and "world": the ee target moves by R·Δ and turns by R·exp(ω) (R: the
     target's orientation), the world one by Δ and exp(ω)·R; after a rotation of the end effector, the same "ee"
     action goes somewhere else in the world. The arm follows both."""
-    envs = {frame: arm_env("kuka", "ee_delta_pose", frame=frame) for frame in ("world", "ee")}
+    envs = {frame: arm_env("kuka", "ee_delta_pose", ee_frame=frame) for frame in ("world", "ee")}
     try:
         a = np.array([0.6, 0.0, 0.0, 0.0, 0.0, 0.8], np.float32)
         s = envs["ee"].control_config
@@ -517,7 +517,7 @@ def test_snapshots_restore_the_grasp_the_target_and_the_task_bit_exactly() -> No
 
 @pytest.mark.parametrize("kwargs", [
     {"source": "franka_panda/panda.urdf", "gripper": "panda",
-     "initial_qpos": PANDA_Q0, "control": TaskSpaceConfig("ee_delta_pose", frame="ee")},
+     "initial_qpos": PANDA_Q0, "control": TaskSpaceConfig("ee_delta_pose", ee_frame="ee")},
     {"source": "xarm/xarm6_robot.urdf", "control": "ee_pose", "initial_qpos": XARM_Q0},
 ], ids=["panda_ee_delta_pose_gripper", "xarm6_ee_pose"])
 def test_same_seed_and_actions_give_the_same_observations(kwargs: dict) -> None:
@@ -609,8 +609,8 @@ BAD = [
 
 
 CONFIG_BAD = [
-    (lambda: TaskSpaceConfig("ee_delta_pose", frame="tool"), "ee_frame must be one of ('world', 'ee'): got 'tool'"),
-    (lambda: TaskSpaceConfig("ee_pose", frame="ee"),
+    (lambda: TaskSpaceConfig("ee_delta_pose", ee_frame="tool"), "ee_frame must be one of ('world', 'ee'): got 'tool'"),
+    (lambda: TaskSpaceConfig("ee_pose", ee_frame="ee"),
      "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an absolute pose"),
     (lambda: TaskSpaceConfig("ee_delta_pos", max_delta_pos=-0.1), "max_delta_pos=-0.1 must be a finite number > 0"),
     (lambda: TaskSpaceConfig("ee_delta_pos", workspace=((0, 0, 0), (1, -1, 1))),
@@ -735,7 +735,7 @@ def test_gripper_commands_map_to_the_joint_ranges() -> None:
 
 def test_registered_robot_takes_the_controller_options() -> None:
     env = gym.make("pixelrig/Robot-v0", source="xarm/xarm6_robot.urdf", initial_qpos=XARM_Q0,
-                   control=TaskSpaceConfig("ee_delta_pose", frame="ee", max_delta_pos=0.02, max_delta_rot=0.1,
+                   control=TaskSpaceConfig("ee_delta_pose", ee_frame="ee", max_delta_pos=0.02, max_delta_rot=0.1,
                                            workspace=((0.0, -0.5, 0.0), (0.8, 0.5, 0.8))))
     try:
         env.reset(seed=0)

@@ -255,12 +255,12 @@ class TaskSpaceConfig:
             ``initial_qpos``).
         position_gain, velocity_gain: PD gains of the position controller that tracks the joint targets (one
             number or one per actuated joint; default 0.2 and 1.0 in RobotEnv).
-        frame: "world" or "ee": the axes of a delta (see :func:`delta_target`); ``ee_pose`` takes "world" only.
+        ee_frame: "world" or "ee": the axes of a delta (see :func:`delta_target`); ``ee_pose`` takes "world" only.
         max_delta_pos: metres per step that an action of 1 moves the target (delta modes).
         max_delta_rot: radians per step that an action of 1 turns the target (``ee_delta_pose``).
         workspace: ``(low, high)`` corners (m, world frame) of the box the target is kept in, or None for the
             box of the arm's reach around its first joint (:func:`reach_box`).
-        damping: λ of the damped least squares (m or rad): larger is smoother and slower near singular poses.
+        ik_damping: λ of the damped least squares (m or rad): larger is smoother and slower near singular poses.
         target_lead: how far a delta mode's target may lead the measured end-effector pose, in largest deltas
             (``max_delta_pos`` metres, ``max_delta_rot`` radians). It must exceed what the arm lags at full speed,
             or it caps the speed: with RobotEnv's task-space gains (position_gain 0.2, 4 physics steps per step)
@@ -274,11 +274,11 @@ class TaskSpaceConfig:
     """
 
     control: str
-    frame: str = "world"
+    ee_frame: str = "world"
     max_delta_pos: float = 0.01
     max_delta_rot: float = 0.05
     workspace: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
-    damping: float = 0.05
+    ik_damping: float = 0.05
     target_lead: float = 2.0
     nullspace_gain: float = 0.02
     ee_link: str | None = None
@@ -289,14 +289,14 @@ class TaskSpaceConfig:
     def __post_init__(self) -> None:
         if self.control not in EE_CONTROLS:
             raise ValueError(f"task-space control must be one of {EE_CONTROLS}: got {self.control!r}")
-        if self.frame not in EE_FRAMES:
-            raise ValueError(f"ee_frame must be one of {EE_FRAMES}: got {self.frame!r}")
-        if self.control == "ee_pose" and self.frame != "world":
-            raise ValueError(f"ee_frame={self.frame!r} applies to the delta modes; control='ee_pose' takes an "
+        if self.ee_frame not in EE_FRAMES:
+            raise ValueError(f"ee_frame must be one of {EE_FRAMES}: got {self.ee_frame!r}")
+        if self.control == "ee_pose" and self.ee_frame != "world":
+            raise ValueError(f"ee_frame={self.ee_frame!r} applies to the delta modes; control='ee_pose' takes an "
                              "absolute pose in the world frame: leave ee_frame out")
         object.__setattr__(self, "max_delta_pos", _positive_number("max_delta_pos", self.max_delta_pos))
         object.__setattr__(self, "max_delta_rot", _positive_number("max_delta_rot", self.max_delta_rot))
-        object.__setattr__(self, "damping", _positive_number("ik_damping", self.damping))
+        object.__setattr__(self, "ik_damping", _positive_number("ik_damping", self.ik_damping))
         object.__setattr__(self, "target_lead", _positive_number("target_lead", self.target_lead))
         gain = self.nullspace_gain
         if isinstance(gain, bool) or not isinstance(gain, int | float) or not 0.0 <= gain <= 1.0:
@@ -495,7 +495,7 @@ class TaskSpaceController:
             new[:3] = np.clip(new[:3], self.low, self.high)
             return new
         drot = action[3:6] * s.max_delta_rot if s.control == "ee_delta_pose" else np.zeros(3)
-        new = delta_target(target, action[:3] * s.max_delta_pos, drot, s.frame)
+        new = delta_target(target, action[:3] * s.max_delta_pos, drot, s.ee_frame)
         new[:3] = np.clip(new[:3], self.low, self.high)
         return hold_near(new, now.pos, now.quat, s.target_lead * s.max_delta_pos, s.target_lead * s.max_delta_rot)
 
@@ -517,7 +517,7 @@ class TaskSpaceController:
         q = np.array(now.q)[list(chain.columns)]
         error = pose_error(target, now.pos, now.quat)
         pull = s.nullspace_gain * (rest - q) if rest is not None and s.nullspace_gain > 0.0 else None
-        return joint_step(jac, q, error, chain.lower, chain.upper, s.damping, pull, self.max_step)
+        return joint_step(jac, q, error, chain.lower, chain.upper, s.ik_damping, pull, self.max_step)
 
 
 class TaskSpaceControl(Controller):

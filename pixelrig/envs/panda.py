@@ -91,7 +91,7 @@ class PandaEnv(Controlled, BulletEnv):
         self.control = control
         self.has_gripper = gripper is not None
         self.control_config = None if config is None else TaskSpaceConfig(
-            control, frame=ee_frame or "world", max_delta_pos=self.max_step, max_delta_rot=self.max_rot_step,
+            control, ee_frame=ee_frame or "world", max_delta_pos=self.max_step, max_delta_rot=self.max_rot_step,
             workspace=(tuple(self.workspace_low), tuple(self.workspace_high)))
         self.ee_target: np.ndarray | None = None
         """The task-space target (position and quaternion xyzw of panda_grasptarget), or None with pybullet_ik."""
