@@ -28,7 +28,7 @@ from pixelrig.cameras.noise import SensorNoise, edge_pixels, incidence_degrees, 
 from pixelrig.cameras.presets import PRESETS
 from pixelrig.cameras.rig import CameraRig
 from pixelrig.cameras.sensors import SensorTimeline
-from pixelrig.cameras.stereo import BLOCK, MAX_DISPARITIES, disparities, sgbm_depth
+from pixelrig.cameras.stereo import BLOCK, DOT_DENSITY, MAX_DISPARITIES, disparities, dot_pattern, sgbm_depth
 
 from .worlds import BuiltByFunctionEnv
 
@@ -421,6 +421,33 @@ def test_the_disparity_search_covers_near_within_its_limits(fx, baseline, near, 
     capped = n + 16 > MAX_DISPARITIES or width - (n + 16) < BLOCK + 1
     assert n >= need or capped
     assert n < need + 16 or n == 16
+
+
+@SOME
+@given(st.floats(60.0, 300.0), st.floats(0.6, 1.4), st.floats(0.02, 0.1), st.integers(3, 30), signed(0.0, 30.0),
+       st.floats(1.5, 4.0))
+def test_the_projected_dots_stay_on_the_surface_between_the_two_views(fx, ratio, baseline, shift, dcx, pitch_px):
+    """The projector (between the imagers, ``offset`` +b/2 in the left view's frame, -b/2 in the right's) puts its
+    dots on the surface: on a fronto-parallel plane at disparity ``shift`` the right view's dots at column ``u -
+    shift`` are the left view's at ``u`` (fx != fy, off-centre principal point); about DOT_DENSITY of the lattice
+    carries a dot; nothing lands where no surface was drawn."""
+    width, height = 96, 40
+    fy = fx * ratio
+    k = k_matrix(fx, fy, (width - 1) / 2 + dcx, (height - 1) / 2)
+    cols, rows = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    rays = np.stack([(cols - k[0, 2]) / fx, (rows - k[1, 2]) / fy])
+    z = fx * baseline / shift
+    depth = np.full((height, width), z)
+    hit = np.ones((height, width), bool)
+    hit[:, :4] = False
+    pitch = pitch_px / fx
+    left = dot_pattern(rays, depth, hit, 0.5 * baseline, pitch)
+    right = dot_pattern(rays, depth, hit, -0.5 * baseline, pitch)
+    np.testing.assert_allclose(right[:, 4:width - shift], left[:, 4 + shift:], atol=1e-9)
+    assert (left[:, :4] == 0.0).all() and left.min() >= 0.0 and left.max() <= 1.0
+    lattice = dot_pattern(np.stack(np.meshgrid(np.arange(400.0), np.arange(400.0))) * 0.01, np.ones((400, 400)),
+                          np.ones((400, 400), bool), 0.0, 0.01)  # one pixel per lattice point: 0 or 1
+    assert abs(lattice.mean() - DOT_DENSITY) < 0.01
 
 
 def wall_world() -> BuiltByFunctionEnv:
