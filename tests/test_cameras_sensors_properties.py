@@ -28,7 +28,17 @@ from pixelrig.cameras.noise import SensorNoise, edge_pixels, incidence_degrees, 
 from pixelrig.cameras.presets import PRESETS
 from pixelrig.cameras.rig import CameraRig
 from pixelrig.cameras.sensors import SensorTimeline
-from pixelrig.cameras.stereo import BLOCK, DOT_DENSITY, MAX_DISPARITIES, disparities, dot_pattern, sgbm_depth
+from pixelrig.cameras.stereo import (
+    AMBIENT,
+    BLOCK,
+    DOT_DENSITY,
+    DOT_LEVELS,
+    MAX_DISPARITIES,
+    disparities,
+    dot_pattern,
+    infrared,
+    sgbm_depth,
+)
 
 from .worlds import BuiltByFunctionEnv
 
@@ -162,6 +172,20 @@ def test_the_projection_of_intrinsics_draws_points_where_opencv_puts_them(fx, ra
     np.testing.assert_allclose([col, row], uv[0, 0], atol=1e-6)
     d = (ndc[2] + 1.0) / 2.0
     assert far * near / (far - (far - near) * d) == pytest.approx(z, rel=1e-9)
+
+
+@SOME
+@given(st.floats(30.0, 200.0), st.floats(0.6, 1.6), signed(1.0, 15.0), signed(1.0, 10.0))
+def test_pinhole_rays_are_opencvs(fx, ratio, dcx, dcy) -> None:
+    """A camera without distortion: each pixel's ray is ``cv2.undistortPoints`` of its centre with K (fx != fy,
+    principal point off centre), 1e-12."""
+    width, height = 40, 30
+    k = (fx, fx * ratio, (width - 1) / 2 + dcx, (height - 1) / 2 + dcy)
+    plan = lens_plan(k, width, height, 0.01, 10.0, (0.0, 0.0), None)
+    pix = grid(width, height)
+    ray = cv2.undistortPoints(pix[:, None, :], k_matrix(*k), np.zeros(5))[:, 0, :]
+    np.testing.assert_allclose(plan.rays.reshape(2, -1).T, ray, atol=1e-12)
+    assert plan.remap is None and plan.draw_size == (width, height)
 
 
 # ---- noise, against the documented draws ---------------------------------------------------------------------------
@@ -332,6 +356,16 @@ def test_dropouts_are_the_documented_draws_at_asymmetric_probabilities(scene, pe
             assert abs(np.isnan(out)[only].mean() - prob) < 0.2
 
 
+def test_an_edge_is_a_jump_of_more_than_the_threshold() -> None:
+    """Depths 1 and 1.0625 m (exact in binary): a jump of exactly ``threshold`` times the nearer depth is no edge, one
+    a hair more is; a pixel beside the background is one."""
+    z = np.array([[1.0, 1.0625, 1.0625]])
+    hit = np.array([[True, True, False]])
+    assert edge_pixels(z, hit, 0.0625).tolist() == [[False, True, False]]  # beside the background only
+    assert edge_pixels(z, hit, 0.0624).tolist() == [[True, True, False]]
+    assert edge_pixels(z[:, :2], hit[:, :2], 0.0625).tolist() == [[False, False]]
+
+
 @SOME
 @given(st.floats(0.5, 6.0), st.floats(0.05, 1.0), st.one_of(st.none(), st.integers(5, 95)), st.integers(0, 2**32 - 1))
 def test_rgb_noise_is_the_documented_draw(sigma: float, shot: float, quality, seed: int) -> None:
@@ -448,6 +482,23 @@ def test_the_projected_dots_stay_on_the_surface_between_the_two_views(fx, ratio,
     lattice = dot_pattern(np.stack(np.meshgrid(np.arange(400.0), np.arange(400.0))) * 0.01, np.ones((400, 400)),
                           np.ones((400, 400), bool), 0.0, 0.01)  # one pixel per lattice point: 0 or 1
     assert abs(lattice.mean() - DOT_DENSITY) < 0.01
+
+
+@FEW
+@given(st.integers(0, 2**32 - 1))
+def test_the_infrared_image_is_ambient_grey_plus_dots(seed: int) -> None:
+    """The infrared image: OpenCV's grey level of the RGB image (RGB order) times AMBIENT plus DOT_LEVELS per dot,
+    rounded and clipped to 8 bits."""
+    gen = np.random.default_rng(seed)
+    rgb = gen.integers(0, 256, (20, 30, 3)).astype(np.uint8)
+    dots = gen.uniform(0.0, 1.0, (20, 30))
+    dots[:5] = 0.0
+    dots[5:8] = 1.0
+    grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).astype(np.float64)
+    out = infrared(rgb, dots)
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out, np.clip(np.rint(AMBIENT * grey + DOT_LEVELS * dots), 0, 255))
+    assert (out[:5] == np.rint(AMBIENT * grey[:5])).all()
 
 
 def wall_world() -> BuiltByFunctionEnv:
