@@ -364,6 +364,10 @@ def test_an_edge_is_a_jump_of_more_than_the_threshold() -> None:
     assert edge_pixels(z, hit, 0.0625).tolist() == [[False, True, False]]  # beside the background only
     assert edge_pixels(z, hit, 0.0624).tolist() == [[True, True, False]]
     assert edge_pixels(z[:, :2], hit[:, :2], 0.0625).tolist() == [[False, False]]
+    # the documented rule takes the nearer depth: 1.0 -> 1.0525 is a jump of 0.0525 > 0.05 x 1.0, though less than
+    # 0.05 x 1.0525, so the far side is an edge pixel too
+    z2, hit2 = np.array([[1.0, 1.0525]]), np.array([[True, True]])
+    assert edge_pixels(z2, hit2, 0.05).tolist() == [[True, True]]
 
 
 @SOME

@@ -35,7 +35,7 @@ class SensorNoise:
     3. outside ``depth_range = (min, max)`` the pixel reads ``invalid`` (the background too, where ``far`` is out of
        range; without a range the background keeps reading ``far``);
     4. dropouts read ``invalid``: each *edge* pixel (one whose exact depth differs from a 4-neighbour's by more than
-       ``edge_threshold`` times its own) with probability ``edge_dropout``, each *grazing* pixel (its surface
+       ``edge_threshold`` times the nearer of the two: both sides of a jump) with probability ``edge_dropout``, each *grazing* pixel (its surface
        normal, estimated from the exact depth, more than ``grazing_angle`` degrees from its ray) with probability
        ``grazing_dropout``;
     5. surviving readings are clipped to ``[near, far)``.
@@ -242,7 +242,8 @@ def noisy_rgb(rgb: np.ndarray, noise: SensorNoise, rng: np.random.Generator) -> 
 
 def edge_pixels(depth: np.ndarray, hit: np.ndarray, threshold: float) -> np.ndarray:
     """Pixels at a depth discontinuity: a hit whose depth differs from a 4-neighbour's (or that borders the
-    background) by more than ``threshold`` times its own depth.
+    background) by more than ``threshold`` times the nearer of the two depths, so both sides of a jump are edge
+    pixels.
 
     Args:
         depth: (H, W) metres.
