@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed-stamp
 NEWEST_PYTHON := python3.13
 PYTEST_ARGS ?=
 
-.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants demo bench golden lint clean
+.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants mutation demo bench golden lint clean
 
 # torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
@@ -60,6 +60,11 @@ test-slow: $(STAMP)
 # The mutation smoke: each mutant of tests/mutants.py breaks one feature in a copy of the tree; its tests must fail.
 test-mutants: $(STAMP)
 	$(PY) -m tests.mutants
+
+# Mutation testing with mutmut over the third round's modules (tests/mutation.py; hours on 2 cores, not in CI):
+# writes docs/mutation.json and the table of docs/mutation.md. GROUPS=lens noise ... runs some.
+mutation: $(STAMP)
+	$(PY) -m tests.mutation $(GROUPS)
 
 test-learning: $(STAMP)
 	$(PY) -m pytest -m ci_learning

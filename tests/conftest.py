@@ -7,8 +7,16 @@ import os
 import numpy as np
 import pybullet as p
 import pytest
+from hypothesis import Phase, settings
 
 from pixelrig.render import probe_egl, probe_gl
+
+settings.register_profile("mutation", derandomize=True, database=None, print_blob=False,
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""Hypothesis under mutation testing (tests/mutation.py): the same examples every run and no shrinking (a killed
+mutant's failing example is not minimised, which only costs time there)."""
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 BACKENDS = ("tiny", "egl", "gl")
 
