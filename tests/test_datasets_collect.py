@@ -330,6 +330,27 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     assert_same_bytes(tmp_path / "four.hdf5", more)
 
 
+RESUMED = {"all": ([0, 1], [0, 1, 2, 3], [True, False, True, False]),
+           "success": ([0, 2], [0, 2, 4, 6], [True] * 4)}
+"""Per keep mode: the seeds of the first 2 episodes, of all 4, and the successes of all 4 (seeds 1, 3, 5 fail)."""
+
+
+@pytest.mark.parametrize("keep", list(RESUMED))
+def test_resuming_either_keep_mode_gives_the_uninterrupted_dataset(keep: str, tmp_path: Path) -> None:
+    """Two episodes, resumed to four, are the four-episode collection byte for byte, each seed stored once: with
+    keep="all" every attempt is kept (failures too), so the resumed run starts at the seed after the last one."""
+    first, seeds, successes = RESUMED[keep]
+    path, whole = tmp_path / "resumed.hdf5", tmp_path / "whole.hdf5"
+    run_collect(path, format="robomimic", keep=keep, episodes=2)
+    assert [a["seed"] for a in attrs_of(path)] == first
+    report = run_collect(path, format="robomimic", keep=keep, episodes=4, resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == \
+        (4, seeds[-1] + 1, seeds[-1] - first[-1])
+    assert attrs_of(path) == [{"seed": s, "success": ok} for s, ok in zip(seeds, successes, strict=True)]
+    run_collect(whole, format="robomimic", keep=keep, episodes=4)
+    assert_same_bytes(whole, path)
+
+
 # ---- bad input ------------------------------------------------------------------------------------------------
 
 
