@@ -81,3 +81,24 @@ def test_equals_dummy_vec_env_on_a_panda_task(mode: str, dummy: list) -> None:
                 assert info["is_success"] != info["TimeLimit.truncated"], "the ended episode's info, not the reset's"
                 assert not reset["is_success"]
     assert_trees_equal(mine, dummy)
+
+
+def test_indices_attributes_and_options_reach_the_right_envs() -> None:
+    """SB3's ``indices=`` pick envs in get_attr, set_attr, env_method and env_is_wrapped (mutmut found them untested:
+    every call before asked all envs), and per-env reset options that differ are refused, not half-applied."""
+    import gymnasium as gym
+
+    from pixelrig.integrations.sb3 import make_sb3_vec
+
+    ours = make_sb3_vec("pixelrig/CartPole-v0", 3, cams=[CAM], renderer="tiny", env_kwargs={"max_episode_steps": 6})
+    try:
+        ours.set_attr("_max_episode_steps", 2, indices=[1])
+        assert ours.get_attr("_max_episode_steps") == [6, 2, 6]
+        assert ours.get_attr("_max_episode_steps", indices=[1, 2]) == [2, 6]
+        assert ours.env_method("get_wrapper_attr", "_max_episode_steps", indices=[1]) == [2]
+        assert ours.env_is_wrapped(gym.wrappers.TimeLimit, indices=[0, 2]) == [True, True]
+        ours.set_options([{"a": 1}, {}, {}])
+        with pytest.raises(ValueError, match="pass one options dict for every env"):
+            ours.reset()
+    finally:
+        ours.close()
