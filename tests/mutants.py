@@ -195,6 +195,26 @@ MUTANTS: tuple[Mutant, ...] = (
                        "                        reset = _reset_unrendered(env, None, None)\n"
                        "                        finals[i] = (self._drawn_alone(i, inner[i]), infos[i])\n"
                        "                        inner[i], infos[i] = reset"),)),
+    Mutant("vector-final-info-is-the-resets", "same-step autoreset reports the new episode's reset info as the ended "
+           "episode's final_info (an ended Panda episode gets the next one's is_success)",
+           ("tests/test_vector_autoreset_infos.py::test_every_mode_gives_gymnasiums_infos_on_a_panda_task",
+            "tests/test_vector_autoreset_properties.py::test_bookkeeping_follows_gymnasiums_semantics"),
+           edits=(Edit("pixelrig/vector/batched.py", '{"final_obs": final[0], "final_info": final[1]}',
+                       '{"final_obs": final[0], "final_info": info}'),)),
+    Mutant("sb3-final-info-is-the-resets", "SB3's VecEnv hands SB3 the new episode's reset info for the ended one "
+           "(its is_success and distance are the next episode's)",
+           ("tests/test_integrations_sb3_infos.py::test_equals_dummy_vec_env_on_a_panda_task",),
+           edits=(Edit("pixelrig/integrations/sb3.py", 'step_info = dict(info.get("final_info", {}))',
+                       'step_info = {k: v for k, v in info.items() if k not in ("final_obs", "final_info")}'),)),
+    Mutant("autoreset-ignores-truncation", "an episode truncated (not terminated) is not autoreset next step",
+           ("tests/test_vector_autoreset_properties.py::test_bookkeeping_follows_gymnasiums_semantics",),
+           edits=(Edit("pixelrig/vector/batch.py",
+                       "self.autoreset[i] = bool(terminated[i] or truncated[i]) and",
+                       "self.autoreset[i] = bool(terminated[i]) and"),)),
+    Mutant("reset-mask-keeps-autoreset-flag", "reset(options={'reset_mask': m}) leaves a reset env marked to autoreset",
+           ("tests/test_vector_autoreset_properties.py::test_bookkeeping_follows_gymnasiums_semantics",),
+           edits=(Edit("pixelrig/vector/batch.py", "                self.autoreset[i] = False\n",
+                       "                pass\n"),)),
     Mutant("tiny-background-not-far", "TinyRenderer's cleared z-buffer (0.99999994 at far = 6) is taken as a surface",
            ("tests/test_cameras_sensors.py::test_background_reads_far_and_has_no_points",),
            edits=(Edit("pixelrig/render/backends.py",
@@ -360,6 +380,11 @@ MUTANTS: tuple[Mutant, ...] = (
            edits=(Edit("pixelrig/datasets/collect.py",
                        '        tally.tried = int(attrs[-1]["seed"]) - settings["seed"] + 1',
                        "        tally.tried = 0"),)),
+    Mutant("collect-keep-all-resume-repeats-a-seed", "resuming a keep='all' collection runs its last seed again "
+           "(seeds 0, 1, 1)",
+           ("tests/test_datasets_collect.py::test_resuming_either_keep_mode_gives_the_uninterrupted_dataset",),
+           edits=(Edit("pixelrig/datasets/collect.py", "        tally.tried = len(attrs)\n",
+                       "        tally.tried = len(attrs) - 1\n"),)),
     Mutant("collect-keeps-failures", "keep='success' keeps the episodes that failed too",
            ("tests/test_datasets_collect.py::test_keeps_the_successful_seeds_in_order_and_reports_them",
             "tests/test_datasets_collect.py::test_two_workers_write_the_same_bytes_as_one_process"),

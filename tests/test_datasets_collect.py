@@ -229,25 +229,65 @@ def workers_of(pid: int) -> list[int]:
     return sorted(found)
 
 
+PAUSED_COLLECT = """\
+import os, sys
+from pixelrig.datasets import collect
+from pixelrig.tools.cli import main
+
+paused, go = sys.argv[1:3]
+write = collect._write
+
+
+def write_then_pause(writer, episode):
+    \"\"\"Write the episode; after the first, say so (the file ``paused``) and block until the FIFO ``go`` opens.\"\"\"
+    write(writer, episode)
+    if not os.path.exists(paused):
+        open(paused, "w").close()
+        with open(go) as fifo:
+            fifo.read()
+
+
+collect._write = write_then_pause
+raise SystemExit(main(["collect", *sys.argv[3:]]))
+"""
+"""``pixelrig collect`` (the CLI's own main, in a process of its own), paused at a known point: once the first
+episode is committed it creates a file and blocks until the test opens a FIFO. A signal sent then provably lands
+mid-run, one episode of the wanted ones written."""
+
+
 def start_and_kill(args: list[str], sig: int, target: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``pixelrig collect ARGS`` and, once its progress bar shows a finished episode, send ``sig`` to it
-    (``target="collect"``) or to its second worker (``"worker"``)."""
-    child = subprocess.Popen([sys.executable, "-m", "pixelrig", "collect", *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, cwd=cwd)
-    seen = b""
-    try:
-        assert child.stderr is not None
-        while not re.search(rb"\| [1-5]/6 ", seen):
-            chunk = os.read(child.stderr.fileno(), 4096)
-            assert chunk, f"collect ended before an episode was written: {seen.decode(errors='replace')[-2000:]}"
-            seen += chunk
-        os.kill(child.pid if target == "collect" else workers_of(child.pid)[1], sig)
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    return subprocess.CompletedProcess(child.args, child.returncode, out, seen + err)
+    """Run ``pixelrig collect ARGS`` (paused after its first episode, see :data:`PAUSED_COLLECT`) and, once it has
+    paused, send ``sig`` to it (``target="collect"``) or to its second worker (``"worker"``, then let it go on)."""
+    paused, go = cwd / "paused", cwd / "go.fifo"
+    os.mkfifo(go)
+    with open(cwd / "stdout", "w+b") as out, open(cwd / "stderr", "w+b") as err:
+        child = subprocess.Popen([sys.executable, "-c", PAUSED_COLLECT, str(paused), str(go), *args], stdout=out,
+                                 stderr=err, cwd=cwd)
+        try:
+            deadline = time.monotonic() + 300
+            while not paused.exists():  # waiting for an event, not for a guess of how long it takes
+                assert child.poll() is None, f"collect ended before pausing: {err_text(err)}"
+                assert time.monotonic() < deadline, f"collect did not pause in 300 s: {err_text(err)}"
+                time.sleep(0.05)
+            if target == "collect":
+                os.kill(child.pid, sig)
+            else:
+                os.kill(workers_of(child.pid)[1], sig)
+                with open(go, "w"):  # let the collecting process go on, to find its worker dead
+                    pass
+            child.wait(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(child.args, child.returncode, out.read(), err.read())
+
+
+def err_text(err) -> str:
+    err.seek(0)
+    return err.read().decode(errors="replace")[-2000:]
 
 
 KILLS = [("lerobot", signal.SIGKILL, "collect"), ("robomimic", signal.SIGINT, "collect"),
@@ -276,7 +316,7 @@ def test_a_killed_collection_resumes_to_the_uninterrupted_dataset(fmt: str, sig:
     reader = open_dataset(path)
     kept = reader.num_episodes
     reader.close()
-    assert 1 <= kept < 6
+    assert kept == 1 if target == "collect" else 1 <= kept < 6  # a worker killed: the other's next one may be in
     report = collect(TASK, path, episodes=6, format=fmt, cams=CAMS, renderer="tiny", resume=True, progress=False)
     assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == (6, 6, 6 - kept)
     whole = tmp_path / f"whole{SUFFIX[fmt]}"
@@ -328,6 +368,27 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     assert [a["seed"] for a in attrs_of(more)] == [0, 2, 4, 6]
     run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=4)
     assert_same_bytes(tmp_path / "four.hdf5", more)
+
+
+RESUMED = {"all": ([0, 1], [0, 1, 2, 3], [True, False, True, False]),
+           "success": ([0, 2], [0, 2, 4, 6], [True] * 4)}
+"""Per keep mode: the seeds of the first 2 episodes, of all 4, and the successes of all 4 (seeds 1, 3, 5 fail)."""
+
+
+@pytest.mark.parametrize("keep", list(RESUMED))
+def test_resuming_either_keep_mode_gives_the_uninterrupted_dataset(keep: str, tmp_path: Path) -> None:
+    """Two episodes, resumed to four, are the four-episode collection byte for byte, each seed stored once: with
+    keep="all" every attempt is kept (failures too), so the resumed run starts at the seed after the last one."""
+    first, seeds, successes = RESUMED[keep]
+    path, whole = tmp_path / "resumed.hdf5", tmp_path / "whole.hdf5"
+    run_collect(path, format="robomimic", keep=keep, episodes=2)
+    assert [a["seed"] for a in attrs_of(path)] == first
+    report = run_collect(path, format="robomimic", keep=keep, episodes=4, resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == \
+        (4, seeds[-1] + 1, seeds[-1] - first[-1])
+    assert attrs_of(path) == [{"seed": s, "success": ok} for s, ok in zip(seeds, successes, strict=True)]
+    run_collect(whole, format="robomimic", keep=keep, episodes=4)
+    assert_same_bytes(whole, path)
 
 
 # ---- bad input ------------------------------------------------------------------------------------------------
