@@ -85,7 +85,7 @@ def config(group: Group) -> str:
              'pytest_add_cli_args = ["-p", "no:cacheprovider", "-o", "addopts=-m \'not slow\'"]',
              'also_copy = ["README.md", "docs/", "golden/", "examples/", "benchmarks/", "scripts/", "Makefile"]',
              'process_isolation = "forkserver"',  # a fork of a process that made a GL context hangs in it
-             'forkserver_warmup = "none"', ""]
+             'forkserver_warmup = "collect"', ""]
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from pixelrig import Camera, PixelObs
-from pixelrig.cameras.lens import lens_plan, projection_from_intrinsics, undistort_pixels
+from pixelrig.cameras.lens import check_invertible, lens_plan, projection_from_intrinsics, redistort, undistort_pixels
 from pixelrig.cameras.noise import SensorNoise, edge_pixels, incidence_degrees, noisy_depth, noisy_rgb
 from pixelrig.cameras.presets import PRESETS
 from pixelrig.cameras.rig import CameraRig
@@ -149,6 +149,29 @@ def test_a_distorted_plane_reads_its_analytic_depth(lens, distance: float, gx: f
     np.testing.assert_allclose(remap.map_y, (ray[:, 1] * sk[1, 1] + sk[1, 2]).reshape(H, W), atol=1e-3)
     assert remap.map_x.min() >= 1.0 and remap.map_x.max() <= ws - 2.0  # bilinear taps inside the source
     assert remap.map_y.min() >= 1.0 and remap.map_y.max() <= hs - 2.0
+
+
+STRONG_K = np.array([[30.0, 0.0, 31.0], [0.0, 33.0, 22.0], [0.0, 0.0, 1.0]])  # 64x48, wide, fx != fy
+STRONG = (0.3, 0.15, 0.01, -0.01, 0.05)  # OpenCV's 30 iterations leave 4.4e-3 px at its corners: Newton must finish
+FOLDS = (-0.3, 0.08, 0.004, -0.003, -0.01)  # folds over inside the image: no ray maps to its corners
+
+
+def test_strong_distortion_is_inverted_to_machine_precision() -> None:
+    """Where OpenCV's fixed-point iteration stops short (4.4e-3 px, beyond the 1e-3 px tolerance), the Newton steps
+    bring every pixel's ray back onto its pixel within 1e-9 px; a lens that folds over is refused by both the cheap
+    border check and the full inversion, naming its coefficients."""
+    cols, rows = np.meshgrid(np.arange(64.0), np.arange(48.0))
+    pix = np.stack([cols.ravel(), rows.ravel()], axis=-1)
+    crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 30, 1e-12)
+    opencv = cv2.undistortPoints(pix[:, None, :], STRONG_K, np.array(STRONG), criteria=crit)[:, 0, :]
+    assert np.abs(redistort(opencv, STRONG_K, np.array(STRONG)) - pix).max() > 1e-3  # the inputs need the refinement
+    rays = undistort_pixels(STRONG_K, STRONG, 64, 48).reshape(2, -1).T
+    assert np.abs(redistort(rays, STRONG_K, np.array(STRONG)) - pix).max() < 1e-9
+    assert check_invertible(STRONG_K, STRONG, 64, 48) is None
+    message = check_invertible(STRONG_K, FOLDS, 64, 48)
+    assert message is not None and str(FOLDS) in message and "folds over" in message
+    with pytest.raises(ValueError, match=re.escape(f"distortion {FOLDS} cannot be inverted over a 64x48 image")):
+        undistort_pixels(STRONG_K, FOLDS, 64, 48)
 
 
 @SOME
