@@ -35,7 +35,8 @@ class SensorNoise:
     3. outside ``depth_range = (min, max)`` the pixel reads ``invalid`` (the background too, where ``far`` is out of
        range; without a range the background keeps reading ``far``);
     4. dropouts read ``invalid``: each *edge* pixel (one whose exact depth differs from a 4-neighbour's by more than
-       ``edge_threshold`` times the nearer of the two: both sides of a jump) with probability ``edge_dropout``, each *grazing* pixel (its surface
+       ``edge_threshold`` times the nearer of the two: both sides of a jump) with probability ``edge_dropout``, each
+       *grazing* pixel (its surface
        normal, estimated from the exact depth, more than ``grazing_angle`` degrees from its ray) with probability
        ``grazing_dropout``;
     5. surviving readings are clipped to ``[near, far)``.
