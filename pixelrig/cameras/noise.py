@@ -36,9 +36,8 @@ class SensorNoise:
        range; without a range the background keeps reading ``far``);
     4. dropouts read ``invalid``: each *edge* pixel (one whose exact depth differs from a 4-neighbour's by more than
        ``edge_threshold`` times the nearer of the two: both sides of a jump) with probability ``edge_dropout``, each
-       *grazing* pixel (its surface
-       normal, estimated from the exact depth, more than ``grazing_angle`` degrees from its ray) with probability
-       ``grazing_dropout``;
+       *grazing* pixel (its surface normal, estimated from the exact depth, more than ``grazing_angle`` degrees from
+       its ray) with probability ``grazing_dropout``;
     5. surviving readings are clipped to ``[near, far)``.
 
     Points, normals and the label images stay exact (ground truth); ``depth_stereo`` has its own error (the stereo
