@@ -98,6 +98,7 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool, overwrite: b
     if out.exists() and not out.is_dir():
         raise ValueError(f"out={str(out)!r} is a file: give a folder")
     there = out / SETTINGS_FILE
+    settings = json.loads(json.dumps(settings))  # as stored: tuples read back as lists
     if there.is_file() and overwrite:
         for name in OUR_FILES:
             target = out / name

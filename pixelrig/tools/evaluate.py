@@ -23,6 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="how the envs run, as make_vec names it (default: sync for one worker, else process)")
     parser.add_argument("--num-workers", type=int, default=1,
                         help="batched only: processes the envs are spread over (default: 1)")
+    parser.add_argument("--max-episode-steps", type=int, default=None,
+                        help="end episodes after this many steps (default: the task's own limit)")
     parser.add_argument("--cams", default=None, help="JSON or TOML rig file (default: the task's own rig)")
     from pixelrig.render.registry import RENDERER_CHOICES, choices_help
 
@@ -45,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
         report = evaluate(args.env_id, args.policy, episodes=args.episodes, factors=args.factors, seed=args.seed,
                           workers=args.workers, cams=args.cams, renderer=args.renderer, out=args.out,
                           vectorization_mode=args.vectorization_mode, num_workers=args.num_workers,
-                          resume=args.resume, overwrite=args.overwrite, videos=args.videos, progress=not args.quiet)
+                          resume=args.resume, overwrite=args.overwrite,
+                          env_kwargs=None if args.max_episode_steps is None else {
+                              "max_episode_steps": args.max_episode_steps}, videos=args.videos, progress=not args.quiet)
     except (ValueError, FileNotFoundError, FileExistsError, PolicyError) as exc:
         extra = " (on the command line: --resume goes on with it, --overwrite starts again)" \
             if isinstance(exc, FileExistsError) else ""
