@@ -2,6 +2,9 @@
 
     .venv/bin/python examples/bc_pixels.py                 # the full run: docs/bc_pixels.json and .png
     .venv/bin/python examples/bc_pixels.py --quick         # the CI learning test's cut-down: out/bc_pixels_quick.*
+    .venv/bin/python examples/bc_pixels.py --save out/bc_pixels.pt   # also keep the policy, for pixelrig eval:
+    BC_PIXELS_MODEL=out/bc_pixels.pt PYTHONPATH=examples pixelrig eval pixelrig/PandaLift-v0 \
+        --policy bc_pixels:eval_policy --cams out/bc_pixels.rig.json --episodes 100 --factors all --out out/eval_bc
 
 1. Collect: the scripted ``LiftExpert`` lifts the cube in ``--episodes`` seeded episodes (seeds ``--seed`` + i),
    recorded as a robomimic dataset (lossless) with 64x64 RGB from the task's front and wrist cameras.
@@ -357,6 +360,28 @@ class RandomAgent:
         return self.rng.uniform(self.space.low, self.space.high).astype(np.float32)
 
 
+def save_policy(policy: BCPolicy, demos: Demos, path: Path) -> None:
+    """Write the policy's weights and shape to ``path`` and its cameras as a rig file beside it (``.rig.json``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": policy.state_dict(), "cameras": list(policy.cameras),
+                "proprio_dim": int(demos.proprio.shape[1]), "action_dim": policy.action_dim, "chunk": policy.chunk},
+               path)
+    path.with_suffix(".rig.json").write_text(json.dumps({"cameras": [c.to_dict() for c in demos.cameras]}, indent=1))
+
+
+def eval_policy(env: gym.Env) -> BCAgent:
+    """The policy saved by ``--save`` (``BC_PIXELS_MODEL``, default out/bc_pixels.pt) acting in ``env``: what
+    ``pixelrig eval --policy bc_pixels:eval_policy`` builds (with ``examples`` on PYTHONPATH, and the cameras of the
+    ``.rig.json`` saved beside it)."""
+    import os
+
+    torch.set_num_threads(1)
+    saved = torch.load(os.environ.get("BC_PIXELS_MODEL", "out/bc_pixels.pt"), weights_only=True)
+    policy = BCPolicy(saved["cameras"], saved["proprio_dim"], saved["action_dim"], saved["chunk"])
+    policy.load_state_dict(saved["state_dict"])
+    return BCAgent(policy.eval(), proprio_index(env.unwrapped.observation_layout))
+
+
 def make_eval_env(demos: Demos, pixels: bool = True) -> gym.Env:
     """The env the demonstrations were recorded in (its id, kwargs and renderer), under PixelObs with their cameras
     (``pixels=False``: without, for agents that do not look; PixelObs never changes the simulation)."""
@@ -391,8 +416,9 @@ def success_rate(results: Sequence[dict[str, Any]]) -> float:
 # ---- the run --------------------------------------------------------------------------------------------------
 
 
-def run(config: Config, data_dir: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Collect, train, evaluate; returns the figures the JSON holds.
+def run(config: Config, data_dir: Path, log: Callable[[str], None] = print,
+        save: Path | None = None) -> dict[str, Any]:
+    """Collect, train, evaluate; returns the figures the JSON holds (``save``: also write the policy there).
 
     Raises:
         ValueError: training seeds would reach the evaluation seeds.
@@ -417,6 +443,8 @@ def run(config: Config, data_dir: Path, log: Callable[[str], None] = print) -> d
     mark = time.monotonic()
     policy, losses = train_bc(demos, config, log)
     times["train_s"] = time.monotonic() - mark
+    if save is not None:
+        save_policy(policy, demos, save)
     seeds = list(range(EVAL_SEED, EVAL_SEED + config.eval_episodes))
     env = make_eval_env(demos)
     try:
@@ -495,6 +523,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Name
     parser.add_argument("--out", type=Path, help="the JSON written (default docs/bc_pixels.json; with --quick "
                         "out/bc_pixels_quick.json)")
     parser.add_argument("--figure", type=Path, help="the figure written (default: --out's path, .png)")
+    parser.add_argument("--save", type=Path, help="also write the trained policy here (and its rig beside it, "
+                        ".rig.json), for pixelrig eval --policy bc_pixels:eval_policy")
     parser.add_argument("--data", type=Path, help="where the dataset goes (default: a temporary folder)")
     args = parser.parse_args(argv)
     if args.out is None:
@@ -511,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     config, args = parse_args(argv)
     data_dir = args.data or Path(tempfile.mkdtemp(prefix="bc_pixels_"))
     try:
-        result = run(config, data_dir)
+        result = run(config, data_dir, save=args.save)
     finally:
         if args.data is None:
             shutil.rmtree(data_dir, ignore_errors=True)

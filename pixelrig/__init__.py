@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Lighting": "pixelrig.render.lighting",
     "PixelObs": "pixelrig.wrappers.pixel_obs",
     "PointCloudObs": "pixelrig.wrappers.point_cloud",
+    "PolicyError": "pixelrig.errors",
     "PortInUseError": "pixelrig.errors",
     "Randomization": "pixelrig.envs.randomization",
     "RendererUnavailable": "pixelrig.errors",
@@ -35,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "Snapshot": "pixelrig.snapshots",
     "TaskSpaceConfig": "pixelrig.control.task_space",
     "VideoRecorder": "pixelrig.wrappers.video_recorder",
+    "evaluate": "pixelrig.evaluation.run",
     "make_vec": "pixelrig.vector.make",
     "resolve_renderer": "pixelrig.render.choice",
     "restore": "pixelrig.snapshots",
@@ -56,10 +58,12 @@ if TYPE_CHECKING:
         DatasetExistsError,
         DatasetWriteError,
         DisplayUnavailable,
+        PolicyError,
         PortInUseError,
         RendererUnavailable,
         ReplayWorkerError,
     )
+    from pixelrig.evaluation.run import evaluate
     from pixelrig.render.choice import resolve_renderer
     from pixelrig.render.lighting import Lighting
     from pixelrig.snapshots import Snapshot, restore, snapshot
@@ -89,6 +93,7 @@ __all__ = [
     "Lighting",
     "PixelObs",
     "PointCloudObs",
+    "PolicyError",
     "PortInUseError",
     "Randomization",
     "RendererUnavailable",
@@ -99,6 +104,7 @@ __all__ = [
     "TaskSpaceConfig",
     "VideoRecorder",
     "__version__",
+    "evaluate",
     "make_vec",
     "resolve_renderer",
     "restore",

@@ -31,5 +31,10 @@ class ReplayWorkerError(RuntimeError):
     """A replay worker process died, or could not start (the message says which, and what it was doing)."""
 
 
-__all__ = ["DatasetExistsError", "DatasetWriteError", "DisplayUnavailable", "PortInUseError", "RendererUnavailable",
-           "ReplayWorkerError"]
+class PolicyError(RuntimeError):
+    """A policy under evaluation raised, or returned an action of the wrong shape or a non-finite one. The message
+    names the factor, the seed and the step; the episodes finished before are kept (resume goes on)."""
+
+
+__all__ = ["DatasetExistsError", "DatasetWriteError", "DisplayUnavailable", "PolicyError", "PortInUseError",
+           "RendererUnavailable", "ReplayWorkerError"]

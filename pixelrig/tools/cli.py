@@ -1,5 +1,5 @@
-"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay | collect`` (also ``python -m pixelrig
-...``)."""
+"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay | collect | eval`` (also ``python -m
+pixelrig ...``)."""
 
 from __future__ import annotations
 
@@ -199,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     add_renderer(collect)
     collect.add_argument("--quiet", action="store_true", help="no progress bar")
     collect.set_defaults(func=_collect)
+
+    from pixelrig.tools.evaluate import add_parser as add_eval
+
+    add_eval(sub)
 
     renderer = sub.add_parser("renderer", help="print which backend 'auto' picks here and the EGL probe")
     renderer.set_defaults(func=_renderer)
