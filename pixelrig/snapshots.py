@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from pixelrig.envs.base import BulletEnv
-from pixelrig.envs.models import file_digest
+from pixelrig.envs.robot_files import file_digest
 
 MAGIC = b"PXRGSNAP"
 FORMAT_VERSION = 1

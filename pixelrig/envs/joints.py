@@ -12,7 +12,7 @@ import pybullet as p
 
 from pixelrig.control.base import JointSpec
 from pixelrig.control.task_space import chain_to
-from pixelrig.envs.models import mjcf_motors
+from pixelrig.envs.robot_files import mjcf_motors
 from pixelrig.envs.terms import GripperLinks
 
 Limit = float | Mapping[str, float]

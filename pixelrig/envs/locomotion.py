@@ -25,7 +25,7 @@ from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
-from pixelrig.envs.models import mjcf_motors, resolve_model_path
+from pixelrig.envs.robot_files import mjcf_motors, resolve_model_path
 
 TIME_STEP = 0.0165 / 4
 FRAME_SKIP = 4

@@ -24,8 +24,8 @@ from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
 from pixelrig.envs.joints import Limit, RangeLimit, actuated_joints, finger_links, gripper_joints, pick_robot
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.models import load_model, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
+from pixelrig.envs.robot_files import load_model, model_kind, resolve_model_path
 from pixelrig.envs.terms import (
     BASE_OBSERVATION_TERMS,
     DEFAULT_TERMS,
