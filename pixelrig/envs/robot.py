@@ -31,12 +31,13 @@ from pixelrig.envs.terms import (
     DEFAULT_TERMS,
     GRIPPER_TERMS,
     GripperLinks,
-    bounds,
+    Observed,
+    Term,
     check_names,
-    layout,
     parse_terms,
     read_terms,
     robot_links,
+    robot_terms,
     split_term,
 )
 from pixelrig.render.lighting import Lighting
@@ -46,7 +47,7 @@ CONTROL_MODES = (*JOINT_CONTROLS, *EE_CONTROLS)
 Builder = Callable[[int], int]
 
 
-class RobotEnv(Controlled, BulletEnv):
+class RobotEnv(Observed, Controlled, BulletEnv):
     """A robot from a model file or a builder function, with no task unless you give one.
 
     Args:
@@ -360,9 +361,11 @@ class RobotEnv(Controlled, BulletEnv):
             if kind in ("body_pose", "gripper_contact"):
                 self.body_id(name)  # refuses a name that several bodies share
         num_links = p.getNumJoints(self.robot, physicsClientId=self.client) + 1
-        self.observation_layout = layout(terms, len(self.joints), num_links)
-        low, high = bounds(self.observation_layout)
-        self.observation_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self.observation_specs = robot_terms(terms, len(self.joints), num_links)
+        self.describe_observation()
+
+    def term_specs(self) -> list[Term]:
+        return self.observation_specs
 
     def _gains(self, what: str, value: Any, default: float) -> np.ndarray:
         n = len(self.joints)
