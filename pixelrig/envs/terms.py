@@ -122,6 +122,37 @@ def parse_terms(observation: Any) -> tuple[str, ...]:
     return terms
 
 
+def observation_names(observation: Any, base_observation: bool) -> tuple[str, ...]:
+    """RobotEnv's terms from its ``observation=`` (checked by :func:`parse_terms`) or ``base_observation=True``
+    (:data:`BASE_OBSERVATION_TERMS`); :data:`DEFAULT_TERMS` without either.
+
+    Raises:
+        ValueError: both given, or a bad ``observation``.
+    """
+    if observation is not None and base_observation:
+        raise ValueError(
+            f"pass observation=... or base_observation=True, not both: base_observation=True means "
+            f"observation={BASE_OBSERVATION_TERMS}; add the base terms you want to observation={observation!r}"
+        )
+    if observation is not None:
+        return parse_terms(observation)
+    return BASE_OBSERVATION_TERMS if base_observation else DEFAULT_TERMS
+
+
+def check_gripper_terms(terms: Sequence[str], gripper_joints: int) -> None:
+    """Refuse a gripper term without a gripper (``gripper_opening`` needs two joints or more).
+
+    Raises:
+        ValueError: naming the term and the fix.
+    """
+    for term in terms:
+        kind, _ = split_term(term)
+        if kind in GRIPPER_TERMS and gripper_joints < (2 if kind == "gripper_opening" else 1):
+            raise ValueError(f"observation term {term!r} needs a gripper"
+                             f"{' of two or more joints' if kind == 'gripper_opening' else ''}: pass "
+                             "gripper=(joint names) or gripper='panda'")
+
+
 def check_names(terms: Sequence[str], links: Mapping[str, int], bodies: Sequence[str], robot: str) -> None:
     """Check that the links and bodies the terms name exist.
 
