@@ -17,7 +17,6 @@ import gymnasium as gym
 import numpy as np
 
 import pixelrig  # noqa: F401  (registers the ids)
-import pixelrig.experts
 from pixelrig import PixelObs
 from pixelrig.experts import EXPERTS
 
@@ -40,7 +39,7 @@ def mid_task(env_id: str, renderer: str) -> dict[str, np.ndarray]:
     env = PixelObs(base, cams=cams)
     try:
         obs, _ = env.reset(seed=seed)
-        expert = getattr(pixelrig.experts, EXPERTS[env_id])(env)
+        expert = EXPERTS[env_id](env)
         for _ in range(env.spec.max_episode_steps):
             obs, *_ = env.step(expert(obs))
             if expert.phase == phase and expert.steps_in_phase >= steps:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pixelrig.envs.registration import register_envs
 from pixelrig.system.lazy import lazy_exports
+from pixelrig.tasks import register_envs
 from pixelrig.version import __version__
 
 _EXPORTS: dict[str, str] = {

@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from pixelrig.envs.base import BulletEnv
-from pixelrig.envs.models import file_digest
+from pixelrig.envs.robot_files import file_digest
 
 MAGIC = b"PXRGSNAP"
 FORMAT_VERSION = 1
@@ -199,6 +199,36 @@ def _portable(path: Path) -> str:
         return "pybullet_data/" + path.resolve().relative_to(Path(pybullet_data.getDataPath()).resolve()).as_posix()
     except ValueError:
         return path.name
+
+
+MOVED_ENV_CLASSES: dict[str, str] = {
+    "pixelrig.envs.panda:PandaPushEnv":
+        "pixelrig.tasks.push:PandaPushEnv",
+    "pixelrig.envs.panda:PandaReachEnv":
+        "pixelrig.tasks.reach:PandaReachEnv",
+    "pixelrig.envs.manipulation:PandaLiftEnv":
+        "pixelrig.tasks.lift:PandaLiftEnv",
+    "pixelrig.envs.manipulation:PandaPickPlaceEnv":
+        "pixelrig.tasks.pick_place:PandaPickPlaceEnv",
+    "pixelrig.envs.manipulation:PandaStackEnv":
+        "pixelrig.tasks.stack:PandaStackEnv",
+    "pixelrig.envs.peg:PandaPegInsertEnv":
+        "pixelrig.tasks.peg_insert:PandaPegInsertEnv",
+    "pixelrig.envs.objects:PandaPickObjectEnv":
+        "pixelrig.tasks.pick_object:PandaPickObjectEnv",
+    "pixelrig.envs.cartpole:CartPoleEnv":
+        "pixelrig.tasks.cartpole:CartPoleEnv",
+    "pixelrig.envs.locomotion:HalfCheetahEnv":
+        "pixelrig.tasks.half_cheetah:HalfCheetahEnv",
+    "pixelrig.envs.locomotion:HopperEnv":
+        "pixelrig.tasks.hopper:HopperEnv",
+    "pixelrig.envs.locomotion:Walker2dEnv":
+        "pixelrig.tasks.walker2d:Walker2dEnv",
+    "pixelrig.envs.locomotion:AntEnv":
+        "pixelrig.tasks.ant:AntEnv",
+}
+"""Env classes that moved to another module (the tasks into :mod:`pixelrig.tasks`): a snapshot taken before the
+move names the old place, and restores onto the class at the new one (datasets keep replaying)."""
 
 
 def _qualname(obj: Any) -> str:
@@ -365,7 +395,8 @@ def snapshot(env: gym.Env) -> Snapshot:
 
 
 def _mismatch(snap: Snapshot, env: gym.Env) -> str | None:
-    mine, theirs = identity(env), snap.identity
+    mine, theirs = identity(env), dict(snap.identity)
+    theirs["entry_point"] = MOVED_ENV_CLASSES.get(theirs["entry_point"], theirs["entry_point"])
     for key, what in (("id", "env id"), ("entry_point", "env class"), ("kwargs", "constructor arguments"),
                       ("wrappers", "wrapper stack")):
         if mine[key] != theirs[key]:

@@ -190,7 +190,7 @@ def test_the_dense_reward_is_the_documented_weighted_stages(env_id: str) -> None
     try:
         obs, info = env.reset(seed=1)
         assert set(info) == {"is_success", *weights}
-        expert = EXPERTS[env_id](env) if callable(EXPERTS[env_id]) else getattr(pixelrig.experts, EXPERTS[env_id])(env)
+        expert = EXPERTS[env_id](env)
         env.action_space.seed(1)
         checked, rewards = 0, set()
         for t in range(env.spec.max_episode_steps):

@@ -21,8 +21,8 @@ import pixelrig
 from pixelrig import Lighting, PixelObs, Randomization, restore, snapshot
 from pixelrig.envs.looks import looks_seed
 from pixelrig.envs.presets import LOOKS_PRESETS
-from pixelrig.envs.registration import ENV_SPECS
 from pixelrig.render.procedural import procedural_image
+from pixelrig.tasks import ENV_SPECS
 
 from .conftest import physics_state
 

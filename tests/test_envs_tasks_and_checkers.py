@@ -14,8 +14,8 @@ from gymnasium.utils.env_checker import check_env
 
 import pixelrig  # noqa: F401 (registers the ids)
 from pixelrig import Camera, PixelObs, Randomization
-from pixelrig.envs import ENV_SPECS
 from pixelrig.experts.push import PushExpert
+from pixelrig.tasks import ENV_SPECS
 
 from .conftest import assert_trees_equal
 

@@ -19,10 +19,10 @@ import pixelrig  # noqa: F401 (registers the ids)
 from pixelrig import PixelObs, Randomization, restore, snapshot
 from pixelrig.control.rotations import quat_to_matrix
 from pixelrig.envs.manipulation import CUBE_REST, PandaManipulationEnv, closeness
-from pixelrig.envs.objects import OBJECTS, fits_the_hand, object_extents, stands_still
 from pixelrig.envs.panda import TABLE_TOP
-from pixelrig.envs.peg import BLOCK_HEIGHT, HOLE_SIDE, PEG_LENGTH
 from pixelrig.experts import EXPERTS
+from pixelrig.tasks.peg_insert import BLOCK_HEIGHT, HOLE_SIDE, PEG_LENGTH
+from pixelrig.tasks.pick_object import OBJECTS, fits_the_hand, object_extents, stands_still
 
 from .conftest import assert_restores_exactly, assert_trees_equal, physics_state
 
@@ -38,9 +38,8 @@ PARTS = ["pos", "quat", "linvel", "angvel", "rel_pos", "contacts"]
 
 
 def expert_for(env: gym.Env):
-    import pixelrig.experts
 
-    return getattr(pixelrig.experts, EXPERTS[env.spec.id])(env)
+    return EXPERTS[env.spec.id](env)
 
 
 def drive_to_grasp(env: gym.Env, seed: int) -> tuple[np.ndarray, object]:

@@ -20,7 +20,7 @@ import pytest
 
 import pixelrig
 from pixelrig import Camera, PixelObs, Snapshot, restore, snapshot
-from pixelrig.envs import ENV_SPECS
+from pixelrig.tasks import ENV_SPECS
 
 from .conftest import assert_trees_equal, physics_state
 

@@ -106,7 +106,7 @@ def expert_task(task: str) -> tuple[str, str]:
 
     for env_id in (task, f"pixelrig/{task}", f"pixelrig/{task}-v0"):
         if env_id in EXPERTS:
-            return env_id, EXPERTS[env_id]
+            return env_id, EXPERTS[env_id].__name__
     short = sorted(e.removeprefix("pixelrig/").removesuffix("-v0") for e in EXPERTS)
     registered = next((e for e in (task, f"pixelrig/{task}", f"pixelrig/{task}-v0") if e in gym.registry), None)
     if registered is not None:

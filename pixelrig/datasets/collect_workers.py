@@ -32,7 +32,7 @@ class CollectJob:
 
     Attributes:
         env_id: the task's gymnasium id.
-        expert: the expert's class name in :mod:`pixelrig.experts`.
+        expert: the expert's class name (``pixelrig.experts.EXPERTS[env_id]``'s).
         env_kwargs: more ``gym.make`` arguments.
         cameras: the rig as camera dicts (None: the task's default rig).
         renderer: the backend to draw with (None: ``PIXELRIG_RENDERER``, else auto).
@@ -162,7 +162,7 @@ class ExpertRecorder:
         try:
             cams = None if job.cameras is None else [Camera.from_dict(c) for c in job.cameras]
             self.recorder = DatasetRecorder(PixelObs(env, cams=cams), job.path, writer=EpisodeBuffer)
-            self.expert = getattr(experts, job.expert)(self.recorder)
+            self.expert = experts.EXPERTS[job.env_id](self.recorder)
         except BaseException:
             env.close()
             raise

@@ -1,6 +1,7 @@
-"""Environments: the ``BulletEnv`` base and protocol, ``RobotEnv``, bundled tasks, and their registration.
+"""The environments' framework: the ``BulletEnv`` base and protocol, ``RobotEnv``, observation terms, robot files,
+looks and randomisation, the Panda's world, and the registration machinery (the tasks are :mod:`pixelrig.tasks`).
 
-Importing this package is light (the registration needs gymnasium only); the names below load their modules, and
+Importing this package is light; the names below load their modules, and
 pybullet with them, on first use.
 """
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pixelrig.envs.registration import ENV_SPECS, register_envs
 from pixelrig.system.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
@@ -31,10 +31,8 @@ __getattr__, __dir__ = lazy_exports("pixelrig.envs", _EXPORTS, globals())
 __all__ = [
     "BulletEnv",
     "CameraSpec",
-    "ENV_SPECS",
     "HasBulletClient",
     "Randomization",
     "RobotEnv",
     "bullet_client_of",
-    "register_envs",
 ]

@@ -37,10 +37,10 @@ from pixelrig.render import textures
 from pixelrig.render.backends import CameraRequest, RenderBackend
 from pixelrig.render.choice import requested_renderer, resolve_renderer
 from pixelrig.render.convert import rgba_to_rgb
-from pixelrig.render.egl import capture_native_stdout
 from pixelrig.render.egl_devices import select_gpu
 from pixelrig.render.lighting import DEFAULT_LIGHTING, Lighting
 from pixelrig.render.registry import backend_class, check_lighting, check_textures, may_use_egl_device
+from pixelrig.system.output import capture_native_stdout
 
 CameraSpec = dict[str, Any]
 """A camera as a plain dict of ``pixelrig.Camera``'s fields (envs describe cameras without importing them)."""

@@ -8,11 +8,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pybullet as p
 
 from pixelrig.control.base import JointSpec
 from pixelrig.control.task_space import chain_to
-from pixelrig.envs.models import mjcf_motors
+from pixelrig.envs.robot_files import mjcf_motors
 from pixelrig.envs.terms import GripperLinks
 
 Limit = float | Mapping[str, float]
@@ -172,3 +173,82 @@ def interval(what: str, joint: str, value: Any) -> tuple[float, float]:
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"{what}[{joint!r}]={value!r} needs finite low < high")
     return lo, hi
+
+
+def joint_vector(what: str, value: Any, names: Sequence[str]) -> np.ndarray:
+    """``value`` as one finite float64 per joint of ``names``.
+
+    Raises:
+        ValueError: not numeric, the wrong length, or NaN / inf (naming ``what`` and the joints).
+    """
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}={value!r} is not numeric; expected {len(names)} values for {list(names)}") \
+            from None
+    if v.shape != (len(names),):
+        raise ValueError(f"{what} has shape {v.shape}, expected ({len(names)},) for joints {list(names)}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{what} contains NaN or inf: {v.tolist()}")
+    return v
+
+
+def joint_gains(what: str, value: Any, default: float, names: Sequence[str]) -> np.ndarray:
+    """PD gains, one per joint of ``names``: ``default`` for None, a number for all, or one value per joint.
+
+    Raises:
+        ValueError: the wrong length, or a gain that is not finite and >= 0.
+    """
+    n = len(names)
+    if value is None:
+        return np.full(n, default)
+    g = np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)) if np.ndim(value) == 0 else \
+        joint_vector(what, value, names)
+    if not np.all(np.isfinite(g)) or np.any(g < 0):
+        raise ValueError(f"{what}={value!r} must be finite and >= 0")
+    return np.array(g, dtype=np.float64)
+
+
+def check_robot_options(gripper: Sequence[str], gripper_force: Any, reward_fn: Any, terminated_fn: Any,
+                        reset_noise_scale: Any) -> None:
+    """Refuse RobotEnv options that cannot work, naming the fix.
+
+    Raises:
+        ValueError: a gripper force without a gripper or not a finite number > 0, a reward or termination function
+            that is not callable, a reset noise that is not a finite number >= 0.
+    """
+    if gripper_force is not None and not gripper:
+        raise ValueError(f"gripper_force={gripper_force!r} needs a gripper: pass gripper=(joint names) or "
+                         "gripper='panda'")
+    if gripper_force is not None and (isinstance(gripper_force, bool) or not isinstance(gripper_force, int | float)
+                                      or not math.isfinite(gripper_force) or gripper_force <= 0):
+        raise ValueError(f"gripper_force={gripper_force!r} must be a finite number > 0 (N per gripper joint)")
+    for name, fn in (("reward_fn", reward_fn), ("terminated_fn", terminated_fn)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"{name} must be a callable taking the env: got {fn!r}")
+    if not (isinstance(reset_noise_scale, int | float) and math.isfinite(reset_noise_scale)
+            and reset_noise_scale >= 0):
+        raise ValueError(f"reset_noise_scale={reset_noise_scale!r} must be a finite number >= 0")
+
+
+def robot_aabb(client: int, robot: int) -> tuple[np.ndarray, np.ndarray]:
+    """World axis-aligned bounding box of a body (all its links), as (min, max)."""
+    lows, highs = [], []
+    for link in range(-1, p.getNumJoints(robot, physicsClientId=client)):
+        lo, hi = p.getAABB(robot, link, physicsClientId=client)
+        lows.append(lo)
+        highs.append(hi)
+    return np.min(lows, axis=0), np.max(highs, axis=0)
+
+
+def framing_camera(lo: np.ndarray, hi: np.ndarray) -> dict[str, Any]:
+    """A 320x240 world-fixed camera (as a dict of Camera's fields) that frames the box ``lo``-``hi`` from the front
+    left, above."""
+    centre = (lo + hi) / 2.0
+    radius = max(float(np.linalg.norm(hi - lo)) / 2.0, 0.25)
+    fov = 50.0
+    distance = 1.15 * radius / math.sin(math.radians(fov) / 2.0)
+    direction = np.array([1.0, -1.0, 0.6]) / np.linalg.norm([1.0, -1.0, 0.6])
+    eye = centre + direction * distance
+    return {"eye": tuple(eye.tolist()), "target": tuple(centre.tolist()), "fov": fov, "width": 320, "height": 240,
+            "near": 0.02, "far": float(distance + 4 * radius + 5.0)}

@@ -1,5 +1,6 @@
-"""Locomotion tasks ported from the MuJoCo-style MJCF files in pybullet_data, with Gymnasium's reward semantics:
-``pixelrig/HalfCheetah-v0``, ``pixelrig/Hopper-v0``, ``pixelrig/Walker2d-v0``, ``pixelrig/Ant-v0``.
+"""The base of the locomotion ports (:mod:`pixelrig.tasks`: ``pixelrig/HalfCheetah-v0``, ``pixelrig/Hopper-v0``,
+``pixelrig/Walker2d-v0``, ``pixelrig/Ant-v0``), MuJoCo-style MJCF files in pybullet_data with Gymnasium's reward
+semantics.
 
 Shared by all four:
 
@@ -16,7 +17,6 @@ Shared by all four:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,13 +25,14 @@ from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
-from pixelrig.envs.models import mjcf_motors, resolve_model_path
+from pixelrig.envs.robot_files import mjcf_motors, resolve_model_path
+from pixelrig.envs.terms import Observed, Term
 
 TIME_STEP = 0.0165 / 4
 FRAME_SKIP = 4
 
 
-class LocomotionEnv(BulletEnv):
+class LocomotionEnv(Observed, BulletEnv):
     """Base of the locomotion tasks (see the module docstring for what they share)."""
 
     metadata = {**BulletEnv.metadata, "render_fps": 61}
@@ -59,8 +60,8 @@ class LocomotionEnv(BulletEnv):
         super().__init__(time_step=TIME_STEP, frame_skip=FRAME_SKIP, **common)
         n = len(self.motor_joints)
         self.action_space = spaces.Box(-1.0, 1.0, (n,), np.float32)
-        size = len(self.observe())
-        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.describe_observation()
+        self.observe()  # its forward kinematics leave the link frames as the snapshots' physics bytes have them
         self.last_x = 0.0
 
     def build_world(self) -> None:
@@ -107,10 +108,25 @@ class LocomotionEnv(BulletEnv):
         lin, ang = p.getBaseVelocity(self.robot, physicsClientId=c)
         return np.concatenate([pos, orn, q]), np.concatenate([lin, ang, qd])
 
-    def observe(self) -> np.ndarray:
+    def term_specs(self) -> list[Term]:
+        """Gymnasium's observation, which leaves out the x (and y) position: planar robots ``torso_z``,
+        ``torso_pitch``, ``joint_pos``, ``torso_vel`` (vx, vz, pitch rate), ``joint_vel``; the ant ``torso_z``,
+        ``torso_quat``, ``joint_pos``, ``torso_linvel``, ``torso_angvel``, ``joint_vel``."""
+        n = len(self.motor_joints)
+        if self.planar:
+            return [Term("torso_z", 1), Term("torso_pitch", 1), Term("joint_pos", n), Term("torso_vel", 3),
+                    Term("joint_vel", n)]
+        return [Term("torso_z", 1), Term("torso_quat", 4), Term("joint_pos", n), Term("torso_linvel", 3),
+                Term("torso_angvel", 3), Term("joint_vel", n)]
+
+    def term_values(self) -> dict[str, Any]:
         qpos, qvel = self.qpos_qvel()
-        skip = 1 if self.planar else 2  # Gymnasium leaves out the x (and y) position
-        return np.concatenate([qpos[skip:], self.clip_velocities(qvel)]).astype(np.float32)
+        qvel = self.clip_velocities(qvel)
+        if self.planar:
+            return {"torso_z": qpos[1:2], "torso_pitch": qpos[2:3], "joint_pos": qpos[3:], "torso_vel": qvel[:3],
+                    "joint_vel": qvel[3:]}
+        return {"torso_z": qpos[2:3], "torso_quat": qpos[3:7], "joint_pos": qpos[7:], "torso_linvel": qvel[:3],
+                "torso_angvel": qvel[3:6], "joint_vel": qvel[6:]}
 
     def clip_velocities(self, qvel: np.ndarray) -> np.ndarray:
         return qvel
@@ -171,97 +187,3 @@ class LocomotionEnv(BulletEnv):
                    offset=((0.0, -3.0, self.track_height), (-0.7660444, 0.0, 0.0, 0.6427876)), fov=45.0, width=64,
                    height=64, near=0.05, far=30.0, modalities=rgbdl),
         ]
-
-
-class HalfCheetahEnv(LocomotionEnv):
-    """Run forward (mjcf/half_cheetah.xml, planar, 6 motors, power 0.90).
-
-    Reward: ``1.0 × forward velocity - 0.1 × sum(action²)``. Never terminates (1000-step limit).
-    Observation (17): z, pitch, 6 joint angles, then the 9 velocities.
-    """
-
-    mjcf = "mjcf/half_cheetah.xml"
-    power = 0.90
-    track_height = 0.3
-
-
-class HopperEnv(LocomotionEnv):
-    """Hop forward without falling (mjcf/hopper.xml, planar, 3 motors, power 0.75).
-
-    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.001 × sum(action²)``. Healthy: torso z > 0.7 m,
-    |pitch| < 0.2 rad and every other position and velocity within ±100; terminates when unhealthy.
-    Observation (11): z, pitch, 3 joint angles, then the 6 velocities clipped to ±10.
-    """
-
-    mjcf = "mjcf/hopper.xml"
-    power = 0.75
-    ctrl_cost_weight = 1e-3
-    healthy_reward = 1.0
-    reset_noise_scale = 5e-3
-    terminates = True
-    healthy_z = (0.7, np.inf)
-    healthy_pitch = (-0.2, 0.2)
-
-    def clip_velocities(self, qvel: np.ndarray) -> np.ndarray:
-        return np.clip(qvel, -10.0, 10.0)
-
-    def is_healthy(self) -> bool:
-        qpos, qvel = self.qpos_qvel()
-        z, pitch = qpos[1], qpos[2]
-        rest = np.concatenate([qpos[3:], qvel])
-        return bool(self.healthy_z[0] < z < self.healthy_z[1] and self.healthy_pitch[0] < pitch < self.healthy_pitch[1]
-                    and np.all(np.abs(rest) < 100.0))
-
-
-class Walker2dEnv(HopperEnv):
-    """Walk forward on two legs (mjcf/walker2d.xml, planar, 6 motors, power 0.40).
-
-    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.001 × sum(action²)``. Healthy: 0.8 < torso z < 2.0
-    m and |pitch| < 1 rad; terminates when unhealthy. Observation (17): z, pitch, 6 joint angles, then the 9
-    velocities clipped to ±10.
-    """
-
-    mjcf = "mjcf/walker2d.xml"
-    power = 0.40
-    healthy_z = (0.8, 2.0)
-    healthy_pitch = (-1.0, 1.0)
-
-
-class AntEnv(LocomotionEnv):
-    """Walk forward on four legs (mjcf/ant.xml, floating torso, 8 motors, power 2.5).
-
-    Reward: ``1.0 (while healthy) + 1.0 × forward velocity - 0.5 × sum(action²) - 5e-4 × sum(clip(contact
-    normal force, 0, 1)²)`` over the ant's contacts. Healthy: 0.2 < torso z < 1.0 m; terminates when unhealthy.
-    Observation (27): z, quaternion (xyzw), 8 joint angles, then linear and angular torso velocity and the 8
-    joint rates.
-    """
-
-    mjcf = "mjcf/ant.xml"
-    power = 2.5
-    planar = False
-    track_height = 0.5
-    ctrl_cost_weight = 0.5
-    healthy_reward = 1.0
-    terminates = True
-    contact_cost_weight = 5e-4
-
-    def is_healthy(self) -> bool:
-        z = float(self.torso_position()[2])
-        return 0.2 < z < 1.0
-
-    def extra_costs(self) -> float:
-        forces = [c[9] for c in p.getContactPoints(bodyA=self.robot, physicsClientId=self.client)]
-        return self.contact_cost_weight * float(np.sum(np.square(np.clip(forces, 0.0, 1.0)))) if forces else 0.0
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        super().reset_task(options)
-        c, rng, s = self.client, self.np_random, self.reset_noise_scale
-        pos, orn = p.getBasePositionAndOrientation(self.robot, physicsClientId=c)
-        p.resetBaseVelocity(self.robot, rng.uniform(-s, s, 3).tolist(), rng.uniform(-s, s, 3).tolist(),
-                            physicsClientId=c)
-        self.last_x = float(pos[0])
-
-    def default_cameras(self) -> list[Camera]:
-        cams = super().default_cameras()
-        cams[0] = dataclasses.replace(cams[0], eye=(2.5, -2.5, 2.2), target=(0.0, 0.0, 0.4))
-        return cams

@@ -1,7 +1,7 @@
-"""The Franka Panda's manipulation tasks with its gripper: the shared base (task-space control and the gripper by
-default, rewards dense or sparse, a flat state observation with a documented layout, start poses drawn through
-:class:`~pixelrig.envs.randomization.Randomization`) and the cube tasks ``pixelrig/PandaLift-v0``,
-``pixelrig/PandaPickPlace-v0`` and ``pixelrig/PandaStack-v0``."""
+"""The shared base of the Franka Panda's manipulation tasks with its gripper (:mod:`pixelrig.tasks`: lift,
+pick_place, stack, peg_insert, pick_object): task-space control and the gripper by default, rewards dense or sparse,
+a flat state observation of named terms, start poses drawn through
+:class:`~pixelrig.envs.randomization.Randomization`."""
 
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pybullet as p
-from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.panda import EE_LINK, FINGER_JOINTS, FINGERS, TABLE_TOP, PandaEnv
 from pixelrig.envs.randomization import BodyRange, Randomization
-from pixelrig.envs.terms import gripper_opening
+from pixelrig.envs.terms import Term, gripper_opening
 
 REWARD_TYPES: tuple[str, ...] = ("dense", "sparse")
 """``reward_type=`` values: "dense" (staged progress, in [-1, 0]) or "sparse" (-1 until success, then 0)."""
@@ -135,41 +134,29 @@ class PandaManipulationEnv(PandaEnv):
         randomize = with_start_poses(randomize, self.start_positions, self.start_yaws)
         super().__init__(control=self.default_control if control is None else control, gripper=gripper,
                          randomize=randomize, **options)
-        self.observation_layout: dict[str, slice] = {}
-        """{term: slice} of the flat observation (see the class docstring)."""
-        start = 0
-        for term, size in self.observation_terms():
-            self.observation_layout[term] = slice(start, start + size)
-            start += size
-        low, high = np.full(start, -np.inf, np.float32), np.full(start, np.inf, np.float32)
-        for term, span in self.observation_layout.items():
-            if term.endswith("_quat"):
-                low[span], high[span] = -1.0, 1.0
-            elif term.endswith("_contacts"):
-                low[span], high[span] = 0.0, 1.0
-            elif term == "gripper_opening":
-                low[span] = 0.0
-        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.describe_observation()
 
     # ---- the observation ---------------------------------------------------------------------------------------
 
-    def observation_terms(self) -> list[tuple[str, int]]:
-        """``(term, size)`` of every observation term, in order: the gripper, each body, then :meth:`goal_terms`."""
-        terms = [("ee_pos", 3), ("ee_quat", 4), ("ee_linvel", 3), ("gripper_opening", 1)]
+    def term_specs(self) -> list[Term]:
+        """Every observation term, in order: the gripper, each body, then :meth:`goal_terms`. Quaternions are
+        bounded by [-1, 1], contacts by [0, 1], the gripper's opening by 0 below."""
+        terms = [Term("ee_pos", 3), Term("ee_quat", 4, -1.0, 1.0), Term("ee_linvel", 3),
+                 Term("gripper_opening", 1, 0.0)]
         for body in self.objects:
-            terms += [(f"{body}_{part}", size) for part, size in
-                      (("pos", 3), ("quat", 4), ("linvel", 3), ("angvel", 3), ("rel_pos", 3), ("contacts", 2))]
+            terms += [Term(f"{body}_pos", 3), Term(f"{body}_quat", 4, -1.0, 1.0), Term(f"{body}_linvel", 3),
+                      Term(f"{body}_angvel", 3), Term(f"{body}_rel_pos", 3), Term(f"{body}_contacts", 2, 0.0, 1.0)]
         return terms + self.goal_terms()
 
-    def goal_terms(self) -> list[tuple[str, int]]:
-        """The task's own terms after the bodies': ``(term, size)`` (default: none)."""
+    def goal_terms(self) -> list[Term]:
+        """The task's own terms after the bodies' (default: none)."""
         return []
 
     def goal_values(self) -> dict[str, np.ndarray]:
         """The values of :meth:`goal_terms` now."""
         return {}
 
-    def observe(self) -> np.ndarray:
+    def term_values(self) -> dict[str, Any]:
         c = self.client
         state = p.getLinkState(self.panda, EE_LINK, computeLinkVelocity=True, computeForwardKinematics=True,
                                physicsClientId=c)
@@ -184,8 +171,7 @@ class PandaManipulationEnv(PandaEnv):
                            f"{name}_angvel": ang, f"{name}_rel_pos": np.array(pos) - ee,
                            f"{name}_contacts": self.finger_contacts(body)})
         values.update(self.goal_values())
-        return np.concatenate([np.asarray(values[term], np.float64) for term in self.observation_layout]
-                              ).astype(np.float32)
+        return values
 
     # ---- what the task reads -----------------------------------------------------------------------------------
 
@@ -273,176 +259,3 @@ class PandaManipulationEnv(PandaEnv):
                    near=0.05, far=4.0, modalities=rgbdl),
             cams["wrist"],
         ]
-
-
-class PandaLiftEnv(PandaManipulationEnv):
-    """Lift a 5 cm cube 10 cm above the table (``pixelrig/PandaLift-v0``).
-
-    - Start: a red 5 cm, 0.1 kg cube on the table, x ∈ [0.40, 0.60], y ∈ [-0.15, 0.15], any yaw.
-    - Observation (float32, 29): the gripper (``ee_pos``, ``ee_quat``, ``ee_linvel``, ``gripper_opening``) and the
-      cube (``cube_pos``, ``cube_quat``, ``cube_linvel``, ``cube_angvel``, ``cube_rel_pos``, ``cube_contacts``),
-      as :class:`PandaManipulationEnv` lays them out.
-    - Success: the cube's bottom at least :attr:`lift_height` (0.10 m) above the table, i.e. its centre at least
-      0.125 m above the table top; the episode then terminates. Registered with a 100-step time limit.
-    - Dense stages: ``reach`` (0.25) ``1 - tanh(10 d)`` of the gripper centre's distance to the cube's centre,
-      ``grasp`` (0.25) both fingers touch the cube, ``lift`` (0.5) the cube's height above its resting height over
-      0.10 m, clipped to [0, 1], counted while grasped.
-    - Control: ``ee_delta_pos`` with the gripper (4 actions).
-    """
-
-    objects = ("cube",)
-    lift_height = 0.10
-    """How high the cube's bottom must be above the table (m)."""
-    start_positions = {"cube": ((0.40, -0.15, CUBE_REST), (0.60, 0.15, CUBE_REST))}
-    start_yaws = {"cube": FULL_TURN}
-    stage_weights = {"reach": 0.25, "grasp": 0.25, "lift": 0.5}
-    rig_target = (0.5, 0.0, 0.69)
-    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
-
-    def build_task_objects(self) -> None:
-        self.load_cube("cube", RED, (0.5, 0.0))
-
-    def lifted(self) -> float:
-        """How far the cube's centre is above its resting height (m)."""
-        return float(self.position("cube")[2] - CUBE_REST)
-
-    def is_success(self) -> bool:
-        return self.lifted() >= self.lift_height
-
-    def stages(self) -> dict[str, float]:
-        grasp = float(self.grasped("cube"))
-        return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),
-                "grasp": grasp, "lift": grasp * float(np.clip(self.lifted() / self.lift_height, 0.0, 1.0))}
-
-
-class PandaPickPlaceEnv(PandaManipulationEnv):
-    """Move a 5 cm cube to a target, in the air or on the table (``pixelrig/PandaPickPlace-v0``).
-
-    - Start: the cube as in PandaLift; the target (a green sphere drawn only, 3 cm across) is where the cube's
-      centre must go: x ∈ [0.40, 0.65], y ∈ [-0.20, 0.20] and at least 0.10 m from the cube across the table; the
-      seed puts it on the table (the cube resting there, centre 0.025 m above the top) or, with probability
-      :attr:`air_probability` (0.5), 0.05-0.20 m higher, in the air.
-    - Observation (float32, 35): PandaLift's, then ``target_pos`` (3) and ``target_rel_pos`` (3, target minus cube).
-    - Success: the cube's centre within :attr:`success_distance` (0.03 m) of the target; the episode then
-      terminates. The cube need not be let go. Registered with a 150-step time limit.
-    - Dense stages: ``reach`` (0.25) and ``grasp`` (0.25) as PandaLift's, ``place`` (0.5) ``1 - tanh(10 d)`` of the
-      cube's distance to the target.
-    - Control: ``ee_delta_pos`` with the gripper (4 actions).
-    """
-
-    objects = ("cube",)
-    task_state = ("target_pos",)
-    success_distance = 0.03
-    air_probability = 0.5
-    start_positions = PandaLiftEnv.start_positions
-    start_yaws = PandaLiftEnv.start_yaws
-    stage_weights = {"reach": 0.25, "grasp": 0.25, "place": 0.5}
-    rig_target = (0.52, 0.0, 0.72)
-    model_files = PandaLiftEnv.model_files
-
-    def __init__(self, **options: Any) -> None:
-        self.target_pos = np.array([0.55, 0.1, CUBE_REST])
-        """Where the cube's centre must go (m, world frame)."""
-        super().__init__(**options)
-
-    def build_task_objects(self) -> None:
-        c = self.client
-        self.load_cube("cube", RED, (0.5, 0.0))
-        ball = p.createVisualShape(p.GEOM_SPHERE, radius=0.015, rgbaColor=GREEN, physicsClientId=c)
-        self.load_body("target", p.createMultiBody(0.0, -1, ball, self.target_pos.tolist(), physicsClientId=c))
-
-    def goal_terms(self) -> list[tuple[str, int]]:
-        return [("target_pos", 3), ("target_rel_pos", 3)]
-
-    def goal_values(self) -> dict[str, np.ndarray]:
-        return {"target_pos": self.target_pos, "target_rel_pos": self.target_pos - self.position("cube")}
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        super().reset_task(options)
-        rng = self.np_random
-        cube = self.position("cube")[:2]
-        xy = rng.uniform([0.40, -0.20], [0.65, 0.20])
-        while np.linalg.norm(xy - cube) < 0.10:
-            xy = rng.uniform([0.40, -0.20], [0.65, 0.20])
-        height = rng.uniform(0.05, 0.20) if rng.random() < self.air_probability else 0.0
-        self.target_pos = np.array([*xy, CUBE_REST + height])
-        p.resetBasePositionAndOrientation(self.body_id("target"), self.target_pos.tolist(), (0, 0, 0, 1),
-                                          physicsClientId=self.client)
-
-    def distance(self) -> float:
-        """The cube's centre's distance to the target (m)."""
-        return float(np.linalg.norm(self.position("cube") - self.target_pos))
-
-    def is_success(self) -> bool:
-        return self.distance() < self.success_distance
-
-    def stages(self) -> dict[str, float]:
-        return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),
-                "grasp": float(self.grasped("cube")), "place": closeness(self.distance())}
-
-
-class PandaStackEnv(PandaManipulationEnv):
-    """Put cube A on cube B and let go (``pixelrig/PandaStack-v0``).
-
-    - Start: two 5 cm cubes on the table, any yaw: A (``cube_a``, red) at x ∈ [0.40, 0.60], y ∈ [-0.18, -0.06];
-      B (``cube_b``, blue) at x ∈ [0.40, 0.60], y ∈ [0.06, 0.18]. The two ranges keep the cubes at least 12 cm
-      apart across the fingers' closing direction, so the open gripper around one never touches the other (widen
-      them into each other and the cubes may start inside one another).
-    - Observation (float32, 50): the gripper, then ``cube_a_*`` and ``cube_b_*`` (as
-      :class:`PandaManipulationEnv` lays them out), then ``target_pos`` (3): where A's centre rests on B, B's
-      centre plus 0.05 m up.
-    - Success, all of: A on B (A's centre within :attr:`xy_tolerance` (0.02 m) of B's across the table and
-      0.05 ± :attr:`z_tolerance` (0.005) m above it); released (the gripper open wider than :attr:`open_width`
-      (0.06 m), no link of the robot touching A, the gripper centre at least :attr:`clearance` (0.05 m) from A's
-      centre); both cubes still (slower than 0.01 m/s and 0.1 rad/s). The episode then terminates. Registered
-      with a 200-step time limit.
-    - Dense stages: ``reach`` (0.2) to A as in PandaLift, ``grasp`` (0.2) both fingers on A, ``align`` (0.4)
-      ``1 - tanh(10 d)`` of A's distance to ``target_pos``, ``release`` (0.2) A on B and released.
-    - Control: ``ee_delta_pos`` with the gripper (4 actions).
-    """
-
-    objects = ("cube_a", "cube_b")
-    xy_tolerance = 0.02
-    z_tolerance = 0.005
-    open_width = 0.06
-    clearance = 0.05
-    start_positions = {"cube_a": ((0.40, -0.18, CUBE_REST), (0.60, -0.06, CUBE_REST)),
-                       "cube_b": ((0.40, 0.06, CUBE_REST), (0.60, 0.18, CUBE_REST))}
-    start_yaws = {"cube_a": FULL_TURN, "cube_b": FULL_TURN}
-    stage_weights = {"reach": 0.2, "grasp": 0.2, "align": 0.4, "release": 0.2}
-    rig_target = (0.5, 0.0, 0.67)
-    model_files = PandaLiftEnv.model_files
-
-    def build_task_objects(self) -> None:
-        self.load_cube("cube_a", RED, (0.5, -0.1))
-        self.load_cube("cube_b", BLUE, (0.5, 0.1))
-
-    def goal_terms(self) -> list[tuple[str, int]]:
-        return [("target_pos", 3)]
-
-    def goal_values(self) -> dict[str, np.ndarray]:
-        return {"target_pos": self.stack_target()}
-
-    def stack_target(self) -> np.ndarray:
-        """Where A's centre rests on B: B's centre plus one cube side up (m)."""
-        return self.position("cube_b") + [0.0, 0.0, 2 * CUBE_HALF]
-
-    def on_b(self) -> bool:
-        """Whether A sits on B within the tolerances."""
-        offset = self.position("cube_a") - self.stack_target()
-        return bool(np.linalg.norm(offset[:2]) < self.xy_tolerance and abs(offset[2]) < self.z_tolerance)
-
-    def released(self) -> bool:
-        """Whether the gripper has let go of A: open, touching it nowhere, and away from it."""
-        return (self.opening() > self.open_width and not self.touched("cube_a")
-                and float(np.linalg.norm(self.grasp_centre() - self.position("cube_a"))) >= self.clearance)
-
-    def is_success(self) -> bool:
-        return self.on_b() and self.released() and self.still("cube_a") and self.still("cube_b")
-
-    def stages(self) -> dict[str, float]:
-        a = self.position("cube_a")
-        return {"reach": closeness(float(np.linalg.norm(a - self.grasp_centre()))),
-                "grasp": float(self.grasped("cube_a")),
-                "align": closeness(float(np.linalg.norm(a - self.stack_target()))),
-                "release": float(self.on_b() and self.released())}

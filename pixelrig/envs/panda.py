@@ -1,6 +1,6 @@
-"""Franka Panda table-top tasks: ``pixelrig/PandaPush-v0`` (push a cube onto a target) and
-``pixelrig/PandaReach-v0`` (bring the gripper to a point), both with Cartesian end-effector control (pybullet's
-inverse kinematics by default, pixelrig's task-space controllers and a gripper on request)."""
+"""The Franka Panda's table-top world, shared by the Panda tasks (:mod:`pixelrig.tasks`): the table, the arm, its
+Cartesian end-effector control (pybullet's inverse kinematics by default, pixelrig's task-space controllers and a
+gripper on request), its cameras."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pixelrig.control.task_space import EE_CONTROLS, TaskSpaceConfig, TaskSpaceC
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.terms import GripperLinks, gripper_opening
+from pixelrig.envs.terms import GripperLinks, Observed, Term, gripper_opening
 
 DEFAULT_DETAIL = "simplified"
 """visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
@@ -43,7 +43,7 @@ GRIPPER_FORCE = 20.0
 DOWN = p.getQuaternionFromEuler((np.pi, 0.0, 0.0))  # gripper pointing at the table
 
 
-class PandaEnv(Controlled, BulletEnv):
+class PandaEnv(Observed, Controlled, BulletEnv):
     """Shared world and controller of the Panda tasks.
 
     - World: ground plane, pybullet_data's table (top at z = 0.625 m), the Franka Panda (franka_panda/panda.urdf,
@@ -106,21 +106,20 @@ class PandaEnv(Controlled, BulletEnv):
     def gripper_in_action(self) -> bool:
         return self.has_gripper
 
-    @property
-    def extra_observation_size(self) -> int:
-        """Values the controller options add at the end of the observation (see the class docstring)."""
+    def extra_terms(self) -> list[Term]:
+        """The terms the controller options add at the end of the observation (see the class docstring)."""
         rotates = self.control in ("ee_delta_pose", "ee_pose")
-        return 4 * rotates + self.has_gripper
+        return [Term("ee_quat", 4)] * rotates + [Term("gripper_opening", 1)] * self.has_gripper
 
-    def extra_observation(self) -> list[np.ndarray]:
-        """The parts the controller options add at the end of the observation (none by default)."""
-        parts = []
+    def extra_values(self) -> dict[str, np.ndarray]:
+        """The values of :meth:`extra_terms` now."""
+        values = {}
         if self.control in ("ee_delta_pose", "ee_pose"):
             quat = p.getLinkState(self.panda, EE_LINK, computeForwardKinematics=True, physicsClientId=self.client)[5]
-            parts.append(np.array(quat))
+            values["ee_quat"] = np.array(quat)
         if self.has_gripper:
-            parts.append(np.array([gripper_opening(self.client, self.panda, FINGERS)]))
-        return parts
+            values["gripper_opening"] = np.array([gripper_opening(self.client, self.panda, FINGERS)])
+        return values
 
     def build_world(self) -> None:
         c = self.client
@@ -199,123 +198,3 @@ class PandaEnv(Controlled, BulletEnv):
              "offset": ((0.07, 0.0, 0.03), (0.0, -0.1, 0.0, 0.995)), "fov": 75.0,
              "width": 84, "height": 84, "near": 0.02, "far": 2.0, "modalities": rgbdl},
         ]]
-
-
-class PandaPushEnv(PandaEnv):
-    """Push a 5 cm cube onto a target disc on the table.
-
-    - Observation (float32, 22): gripper position (3) and velocity (3), cube position (3), cube orientation as
-      roll/pitch/yaw (3), cube linear (3) and angular (3) velocity, target position (3), and the cube's
-      distance to the target in the table plane (1); then what ``control=`` / ``gripper=`` add (see
-      :class:`PandaEnv`).
-    - Reward: minus the cube's distance to the target in the table plane (m): dense, 0 is perfect.
-    - Success (``info["is_success"]``): that distance < 0.05 m; the episode then terminates.
-      Registered with a 100-step time limit.
-    - Start: arm at its neutral pose; cube uniform in x ∈ [0.40, 0.60], y ∈ [-0.15, 0.15]; target uniform in
-      x ∈ [0.40, 0.70], y ∈ [-0.20, 0.20], at least 0.10 m from the cube.
-    """
-
-    success_distance = 0.05
-    task_state = ("target_pos",)
-    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (22 + self.extra_observation_size,), np.float32)
-        self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
-
-    def build_task_objects(self) -> None:
-        c = self.client
-        self.cube = self.load_body(
-            "cube", p.loadURDF("cube_small.urdf", [0.5, 0.0, TABLE_TOP + 0.025], physicsClientId=c)
-        )
-        disc = p.createVisualShape(p.GEOM_CYLINDER, radius=0.04, length=0.002, rgbaColor=(0.1, 0.8, 0.2, 1.0),
-                                   physicsClientId=c)
-        self.target = self.load_body(
-            "target", p.createMultiBody(0.0, -1, disc, [0.6, 0.1, TABLE_TOP + 0.001], physicsClientId=c)
-        )
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        rng = self.np_random
-        self.reset_arm()
-        cube_xy = rng.uniform([0.40, -0.15], [0.60, 0.15])
-        target_xy = rng.uniform([0.40, -0.20], [0.70, 0.20])
-        while np.linalg.norm(target_xy - cube_xy) < 0.10:
-            target_xy = rng.uniform([0.40, -0.20], [0.70, 0.20])
-        c = self.client
-        p.resetBasePositionAndOrientation(self.cube, [*cube_xy, TABLE_TOP + 0.025], (0, 0, 0, 1), physicsClientId=c)
-        self.target_pos = np.array([*target_xy, TABLE_TOP + 0.001])
-        p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1), physicsClientId=c)
-
-    def cube_distance(self) -> float:
-        pos, _ = p.getBasePositionAndOrientation(self.cube, physicsClientId=self.client)
-        return float(np.linalg.norm(np.array(pos[:2]) - self.target_pos[:2]))
-
-    def observe(self) -> np.ndarray:
-        c = self.client
-        ee, ee_vel = self.ee_state()
-        pos, orn = p.getBasePositionAndOrientation(self.cube, physicsClientId=c)
-        lin, ang = p.getBaseVelocity(self.cube, physicsClientId=c)
-        rpy = p.getEulerFromQuaternion(orn)
-        obs = np.concatenate([ee, ee_vel, pos, rpy, lin, ang, self.target_pos, [self.cube_distance()],
-                              *self.extra_observation()])
-        return obs.astype(np.float32)
-
-    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        d = self.cube_distance()
-        success = d < self.success_distance
-        return -d, success, {"is_success": success, "distance": d}
-
-    def reset_info(self) -> dict[str, Any]:
-        return {"is_success": False, "distance": self.cube_distance()}
-
-
-class PandaReachEnv(PandaEnv):
-    """Bring the gripper centre to a target point above the table.
-
-    - Observation (float32, 10): gripper position (3) and velocity (3), target position (3), distance (1); then
-      what ``control=`` / ``gripper=`` add (see :class:`PandaEnv`).
-    - Reward: minus the gripper's distance to the target (m). Success (``info["is_success"]``): distance
-      < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
-    - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
-      z ∈ [0.05, 0.35] m above the table. The target is a small visual-only sphere (it has a label id).
-    """
-
-    success_distance = 0.05
-    task_state = ("target_pos",)
-    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (10 + self.extra_observation_size,), np.float32)
-        self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
-
-    def build_task_objects(self) -> None:
-        c = self.client
-        ball = p.createVisualShape(p.GEOM_SPHERE, radius=0.02, rgbaColor=(0.1, 0.8, 0.2, 1.0), physicsClientId=c)
-        self.target = self.load_body(
-            "target", p.createMultiBody(0.0, -1, ball, [0.5, 0.0, TABLE_TOP + 0.2], physicsClientId=c)
-        )
-
-    def reset_task(self, options: dict[str, Any]) -> None:
-        self.reset_arm()
-        xyz = self.np_random.uniform([0.35, -0.2, TABLE_TOP + 0.05], [0.65, 0.2, TABLE_TOP + 0.35])
-        self.target_pos = xyz
-        p.resetBasePositionAndOrientation(self.target, xyz.tolist(), (0, 0, 0, 1), physicsClientId=self.client)
-
-    def distance(self) -> float:
-        ee, _ = self.ee_state()
-        return float(np.linalg.norm(ee - self.target_pos))
-
-    def observe(self) -> np.ndarray:
-        ee, ee_vel = self.ee_state()
-        return np.concatenate([ee, ee_vel, self.target_pos, [np.linalg.norm(ee - self.target_pos)],
-                               *self.extra_observation()]).astype(np.float32)
-
-    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        d = self.distance()
-        success = d < self.success_distance
-        return -d, success, {"is_success": success, "distance": d}
-
-    def reset_info(self) -> dict[str, Any]:
-        return {"is_success": False, "distance": self.distance()}

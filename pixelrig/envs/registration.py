@@ -1,31 +1,20 @@
-"""Registration of pixelrig's environment ids with gymnasium (runs on ``import pixelrig``)."""
+"""Registration of environment ids with gymnasium: the machinery, and the framework's own id (``pixelrig/Robot-v0``).
+The tasks' ids come from :mod:`pixelrig.tasks`, each module declaring its own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import gymnasium as gym
 
-ENV_SPECS: dict[str, dict] = {
-    "pixelrig/CartPole-v0": {"entry_point": "pixelrig.envs.cartpole:CartPoleEnv", "max_episode_steps": 500},
-    "pixelrig/PandaPush-v0": {"entry_point": "pixelrig.envs.panda:PandaPushEnv", "max_episode_steps": 100},
-    "pixelrig/PandaReach-v0": {"entry_point": "pixelrig.envs.panda:PandaReachEnv", "max_episode_steps": 50},
-    "pixelrig/PandaLift-v0": {"entry_point": "pixelrig.envs.manipulation:PandaLiftEnv", "max_episode_steps": 100},
-    "pixelrig/PandaPickPlace-v0": {"entry_point": "pixelrig.envs.manipulation:PandaPickPlaceEnv",
-                                   "max_episode_steps": 150},
-    "pixelrig/PandaStack-v0": {"entry_point": "pixelrig.envs.manipulation:PandaStackEnv", "max_episode_steps": 200},
-    "pixelrig/PandaPegInsert-v0": {"entry_point": "pixelrig.envs.peg:PandaPegInsertEnv", "max_episode_steps": 200},
-    "pixelrig/PandaPickObject-v0": {"entry_point": "pixelrig.envs.objects:PandaPickObjectEnv",
-                                    "max_episode_steps": 100},
+FRAMEWORK_SPECS: dict[str, dict] = {
     "pixelrig/Robot-v0": {"entry_point": "pixelrig.envs.robot:RobotEnv", "max_episode_steps": 1000},
-    "pixelrig/HalfCheetah-v0": {"entry_point": "pixelrig.envs.locomotion:HalfCheetahEnv", "max_episode_steps": 1000},
-    "pixelrig/Hopper-v0": {"entry_point": "pixelrig.envs.locomotion:HopperEnv", "max_episode_steps": 1000},
-    "pixelrig/Walker2d-v0": {"entry_point": "pixelrig.envs.locomotion:Walker2dEnv", "max_episode_steps": 1000},
-    "pixelrig/Ant-v0": {"entry_point": "pixelrig.envs.locomotion:AntEnv", "max_episode_steps": 1000},
 }
-"""Every registered id with its ``gym.register`` arguments."""
+"""The ids of the framework's own envs with their ``gym.register`` arguments."""
 
 
-def register_envs() -> None:
-    """Register every pixelrig id (idempotent)."""
-    for env_id, kwargs in ENV_SPECS.items():
+def register(specs: Mapping[str, Mapping]) -> None:
+    """Register each ``{id: gym.register arguments}`` not registered yet (idempotent)."""
+    for env_id, kwargs in specs.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, **kwargs)

@@ -4,7 +4,6 @@ of an arm's end effector), with an optional gripper."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,21 +21,32 @@ from pixelrig.control.registry import CONTROLLERS, ControlConfig, JointConfig, c
 from pixelrig.control.task_space import EE_CONTROLS, TaskSpaceControl, TaskSpaceController, arm_chain, reach_box
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
-from pixelrig.envs.joints import Limit, RangeLimit, actuated_joints, finger_links, gripper_joints, pick_robot
+from pixelrig.envs.joints import (
+    Limit,
+    RangeLimit,
+    actuated_joints,
+    check_robot_options,
+    finger_links,
+    framing_camera,
+    gripper_joints,
+    joint_gains,
+    joint_vector,
+    pick_robot,
+    robot_aabb,
+)
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.models import load_model, model_kind, resolve_model_path
 from pixelrig.envs.randomization import Randomization
+from pixelrig.envs.robot_files import load_model, model_kind, resolve_model_path
 from pixelrig.envs.terms import (
-    BASE_OBSERVATION_TERMS,
-    DEFAULT_TERMS,
-    GRIPPER_TERMS,
     GripperLinks,
-    bounds,
+    Observed,
+    Term,
+    check_gripper_terms,
     check_names,
-    layout,
-    parse_terms,
+    observation_names,
     read_terms,
     robot_links,
+    robot_terms,
     split_term,
 )
 from pixelrig.render.lighting import Lighting
@@ -46,7 +56,7 @@ CONTROL_MODES = (*JOINT_CONTROLS, *EE_CONTROLS)
 Builder = Callable[[int], int]
 
 
-class RobotEnv(Controlled, BulletEnv):
+class RobotEnv(Observed, Controlled, BulletEnv):
     """A robot from a model file or a builder function, with no task unless you give one.
 
     Args:
@@ -54,16 +64,10 @@ class RobotEnv(Controlled, BulletEnv):
             pybullet_data), or a callable ``build(client) -> robot body id`` that builds any scene in the given
             pybullet client (the "bring your own system" constructor; it runs again at every reset).
         control: the control family's name or its configuration (the name alone takes the family's defaults):
-            "torque" (action = joint torques/forces, bounded by the effort limits), "position" (action = joint
-            position targets, bounded by the joint limits, tracked by pybullet's PD position controller), "velocity"
-            (action = joint velocity targets, bounded by the velocity limits), each configured by
-            :class:`pixelrig.control.registry.JointConfig` (PD gains); or task-space control of the end effector,
-            "ee_delta_pos" (Δxyz), "ee_delta_pose" (Δxyz and an axis-angle rotation) or "ee_pose" (an absolute
-            pose), configured by :class:`pixelrig.control.task_space.TaskSpaceConfig` (end-effector link, frame,
-            step sizes, workspace, damping, null-space pull, rest pose, gains). Task-space actions move a target
-            pose (``env.ee_target``, task state), solved by damped least squares on pybullet's Jacobian and tracked
-            by the position controller with the effort limits. The default PD gains are 0.1 / 1.0 in joint control
-            and 0.2 / 1.0 in task space, where 0.2 lets the arm keep up with ``max_delta_pos`` per step.
+            "torque", "position" or "velocity" (joint control, :class:`pixelrig.control.registry.JointConfig`: PD
+            gains), or task-space control of the end effector, "ee_delta_pos", "ee_delta_pose" or "ee_pose"
+            (:class:`pixelrig.control.task_space.TaskSpaceConfig`); docs/robots.md says what each action means. The
+            default PD gains are 0.1 / 1.0 in joint control and 0.2 / 1.0 in task space.
         robot: for files holding several bodies, the name of the robot body (model name or base link name).
             Default: the first body with movable joints.
         joints: names of the actuated joints. Default: for MJCF, the joints driven by ``<actuator><motor>``;
@@ -85,58 +89,28 @@ class RobotEnv(Controlled, BulletEnv):
         initial_qpos: the default pose (actuated joints). Default: the file's zero pose clipped into the limits.
         reset_noise_scale: half-width of uniform noise on the initial positions and velocities at reset.
         gripper: joint names of a gripper, or "panda" (``panda_finger_joint1/2``). They leave the actuated joints
-            (``q``, ``qd`` and the joint actions) and add ONE action dimension, last: a target opening in [-1, 1]
-            (-1: every gripper joint at its lower limit, closed; 1: its upper limit, open). Every step each gripper
-            joint gets the same fraction of its range as a force-limited position target, and gear constraints
-            hold the joints to the same fraction, as one motor drives a parallel gripper
-            (:func:`pixelrig.control.gripper.couple_gripper`; without them a grasped cube slides ±15 mm between two
-            force-saturated fingers when shaken). Episodes start open. Default None (no gripper).
+            and add ONE action dimension, last: a target opening in [-1, 1] (-1 closed at the lower limits, 1 open),
+            the joints geared together (:mod:`pixelrig.control.gripper`). Episodes start open. Default None.
         gripper_force: the gripper's force limit per joint (N or N·m); default the file's effort limits (the
             Panda's fingers: 20 N each, which hold a 5 cm, 0.1 kg cube through a 2 Hz shake; 2 N still does).
         reward_fn: ``reward_fn(env) -> float`` called after each step; default 0.0.
         terminated_fn: ``terminated_fn(env) -> bool`` called after each step; default never.
         time_step: physics time step (s). frame_skip: physics steps per ``step()``. gravity: m/s².
-        randomize: domain randomisation (:class:`pixelrig.envs.Randomization`); its ``joint_noise`` adds to
-            ``reset_noise_scale``.
-        render_mode: None, "rgb_array" or "human" (a world-fixed camera that frames the robot).
-        renderer: any renderer (:data:`pixelrig.render.registry.RENDERER_CHOICES`), or None for
-            ``PIXELRIG_RENDERER`` (default "auto").
-        visual_detail: "full", "simplified" or "collision": what cameras see of a URDF/SDF robot (physics is the
-            file's in every case; MJCF files and builders are drawn as they are). See :mod:`pixelrig.envs.lod`.
-        visual_budget: triangles per visual mesh for "simplified".
-        gpu: render on this CUDA device with EGL (see :class:`pixelrig.envs.BulletEnv`).
-        lighting: the light (see :class:`pixelrig.envs.BulletEnv`).
-        looks: a looks preset's name (see :class:`pixelrig.envs.BulletEnv`).
+        randomize: domain randomisation; its ``joint_noise`` adds to ``reset_noise_scale``.
+        render_mode, renderer, visual_detail, visual_budget, gpu, lighting, looks, render_width, render_height:
+            :class:`pixelrig.envs.BulletEnv`'s (``visual_detail`` changes what cameras see of a URDF/SDF robot,
+            never its physics; MJCF files and builders are drawn as they are).
 
-    Observation: a flat float32 Box, the concatenation of the ``observation`` terms; ``observation_layout`` maps
-    each term to its slice. Default ``concat(q, qd)`` of the actuated joints (positions first). Terms:
-
-    - ``"q"``, ``"qd"``: actuated joint positions and velocities (n each).
-    - ``"base_pos"`` (3, the base's centre of mass), ``"base_quat"`` (4, xyzw), ``"base_rpy"`` (3, roll, pitch,
-      yaw with ``R = Rz Ry Rx``), ``"base_rotmat"`` (9, row-major), ``"base_rot6d"`` (6, the first two columns
-      of R: R00, R10, R20, R01, R11, R21), ``"base_linvel"``, ``"base_angvel"`` (3 each, world frame),
-      ``"base_linvel_local"``, ``"base_angvel_local"`` (3 each, in the base frame: ``R.T @ v``).
-    - ``"link_pose:<link>"`` (7: position and quaternion of the link's URDF frame; the base link's name gives
-      the base's URDF frame), ``"link_vel:<link>"`` (6: linear velocity of the link's centre of mass and
-      angular velocity, world frame), ``"body_pose:<body>"`` (7: a named body's :meth:`body_pose`).
-    - ``"contact_forces"``: total normal contact force (N) on each robot link, base first (links + 1 values).
-    - ``"gripper_opening"`` (1: the distance between the first two gripper joints' child link frames, m; the
-      Panda's finger gap) and ``"gripper_contact:<body>"`` (1: 1.0 if a gripper link touches the body, else 0.0),
-      with ``gripper=``.
-
-    Bounds are infinite (pybullet's joint limits are soft, so a joint driven hard goes past them, and the state
-    is never clipped) except where they hold mathematically: quaternion and rotation-matrix entries in [-1, 1],
-    roll and yaw in [-pi, pi], pitch in [-pi/2, pi/2], contact forces >= 0, the gripper's opening >= 0 and its
-    contacts in [0, 1].
+    Observation: a flat float32 Box, the concatenation of the ``observation`` terms (``observation_layout`` maps
+    each term to its slice; default ``concat(q, qd)`` of the actuated joints, positions first). The terms, their
+    frames and bounds: :mod:`pixelrig.envs.terms` and docs/robots.md. Bounds are infinite (pybullet's joint limits
+    are soft and the state is never clipped) except where they hold mathematically.
     ``reset(options={"qpos": ..., "qvel": ...})`` starts from the given state (no noise); the task-space target
     starts at the end effector's pose once the episode's world is final.
 
     Action: the arm's part (joint torques, positions or velocities; or Δxyz (3); Δxyz + Δrotation (6); position +
     quaternion (7)), then the gripper's opening (1) with ``gripper=``.
     """
-
-    metadata = {**BulletEnv.metadata, "render_fps": 60}
-    model_files = ("plane.urdf",)
 
     metadata = {**BulletEnv.metadata, "render_fps": 60}
     model_files = ("plane.urdf",)
@@ -182,31 +156,10 @@ class RobotEnv(Controlled, BulletEnv):
         self.control = self.control_config.control
         self.gripper_names = gripper_names(gripper)
         """The gripper's joint names (empty without a gripper)."""
-        if gripper_force is not None and not self.gripper_names:
-            raise ValueError(f"gripper_force={gripper_force!r} needs a gripper: pass gripper=(joint names) or "
-                             "gripper='panda'")
-        if gripper_force is not None and (isinstance(gripper_force, bool) or not isinstance(gripper_force, int | float)
-                                          or not math.isfinite(gripper_force) or gripper_force <= 0):
-            raise ValueError(f"gripper_force={gripper_force!r} must be a finite number > 0 (N per gripper joint)")
+        check_robot_options(self.gripper_names, gripper_force, reward_fn, terminated_fn, reset_noise_scale)
         self.gripper_force = None if gripper_force is None else float(gripper_force)
-        for name, fn in (("reward_fn", reward_fn), ("terminated_fn", terminated_fn)):
-            if fn is not None and not callable(fn):
-                raise ValueError(f"{name} must be a callable taking the env: got {fn!r}")
-        if not (isinstance(reset_noise_scale, int | float) and math.isfinite(reset_noise_scale)
-                and reset_noise_scale >= 0):
-            raise ValueError(f"reset_noise_scale={reset_noise_scale!r} must be a finite number >= 0")
-        if observation is not None and base_observation:
-            raise ValueError(
-                f"pass observation=... or base_observation=True, not both: base_observation=True means "
-                f"observation={BASE_OBSERVATION_TERMS}; add the base terms you want to observation={observation!r}"
-            )
-        self.observation_terms: tuple[str, ...] = (
-            parse_terms(observation) if observation is not None
-            else BASE_OBSERVATION_TERMS if base_observation else DEFAULT_TERMS
-        )
+        self.observation_terms: tuple[str, ...] = observation_names(observation, base_observation)
         """The observation's terms, in order."""
-        self.observation_layout: dict[str, slice] = {}
-        """{term: slice} of each term in the observation."""
         self.link_indices: dict[str, int] = {}
         """The robot's link names -> link index (the base link is -1)."""
         if callable(source):
@@ -237,9 +190,8 @@ class RobotEnv(Controlled, BulletEnv):
         self.gripper: Gripper | None = None
         """The gripper (None without one), rebuilt with the world."""
         self.ee_target: np.ndarray | None = None
-        """The controller's state: the task-space target, (7,) position and quaternion xyzw of the end-effector
-        link's URDF frame, world frame (None in joint control). Put on the end effector at reset and by
-        :meth:`set_qpos_qvel`, moved by every action. Task state: snapshots restore it."""
+        """The task-space target (7,): the end-effector link's position and quaternion xyzw, world frame (None in
+        joint control); put on the end effector at reset, moved by every action. Task state."""
         self._gripper_links: GripperLinks | None = None
         self.position_gains: np.ndarray | None = None
         self.velocity_gains: np.ndarray | None = None
@@ -325,16 +277,16 @@ class RobotEnv(Controlled, BulletEnv):
         names = [j.name for j in self.joints]
         config = self.control_config
         task_space = not isinstance(config, JointConfig)
-        self.position_gains = self._gains("position_gain", config.position_gain, 0.2 if task_space else 0.1)
-        self.velocity_gains = self._gains("velocity_gain", config.velocity_gain, 1.0)
+        self.position_gains = joint_gains("position_gain", config.position_gain, 0.2 if task_space else 0.1, names)
+        self.velocity_gains = joint_gains("velocity_gain", config.velocity_gain, 1.0, names)
         if initial_qpos is None:
             self.initial_qpos = np.array([np.clip(0.0, j.lower, j.upper) if j.has_range else 0.0
                                           for j in self.joints])
         else:
-            self.initial_qpos = self._vector("initial_qpos", initial_qpos, names)
+            self.initial_qpos = joint_vector("initial_qpos", initial_qpos, names)
         if task_space:
             rest = getattr(config, "rest_pose", None)
-            self.rest_pose = self.initial_qpos.copy() if rest is None else self._vector("rest_pose", rest, names)
+            self.rest_pose = self.initial_qpos.copy() if rest is None else joint_vector("rest_pose", rest, names)
         self.controller = self._make_controller()
         low, high = self.controller.action_bounds()
         if self.gripper_joints:
@@ -343,48 +295,21 @@ class RobotEnv(Controlled, BulletEnv):
         self._init_observation()
 
     def _init_observation(self) -> None:
-        """Check the terms' link and body names; set ``observation_layout`` and ``observation_space``.
-
-        Unbounded but where a term is bounded mathematically: pybullet's joint limits are soft (a torque at its
-        bound pushes a joint past them), and nothing else bounds positions or velocities. The state is never
-        clipped to fit a declared bound.
-        """
+        """Check the terms' link, body and gripper names; set the observation's terms, layout and space (bounds:
+        :func:`pixelrig.envs.terms.robot_terms`; the state is never clipped to fit them)."""
         terms = self.observation_terms
         check_names(terms, self.link_indices, list(self.body_ids()), self.body_names.get(self.robot, "robot"))
+        check_gripper_terms(terms, len(self.gripper_joints))
         for term in terms:
             kind, name = split_term(term)
-            if kind in GRIPPER_TERMS and len(self.gripper_joints) < (2 if kind == "gripper_opening" else 1):
-                raise ValueError(f"observation term {term!r} needs a gripper"
-                                 f"{' of two or more joints' if kind == 'gripper_opening' else ''}: pass "
-                                 "gripper=(joint names) or gripper='panda'")
             if kind in ("body_pose", "gripper_contact"):
                 self.body_id(name)  # refuses a name that several bodies share
         num_links = p.getNumJoints(self.robot, physicsClientId=self.client) + 1
-        self.observation_layout = layout(terms, len(self.joints), num_links)
-        low, high = bounds(self.observation_layout)
-        self.observation_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self.observation_specs = robot_terms(terms, len(self.joints), num_links)
+        self.describe_observation()
 
-    def _gains(self, what: str, value: Any, default: float) -> np.ndarray:
-        n = len(self.joints)
-        if value is None:
-            return np.full(n, default)
-        g = np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)) if np.ndim(value) == 0 else \
-            self._vector(what, value, [j.name for j in self.joints])
-        if not np.all(np.isfinite(g)) or np.any(g < 0):
-            raise ValueError(f"{what}={value!r} must be finite and >= 0")
-        return np.array(g, dtype=np.float64)
-
-    def _vector(self, what: str, value: Any, names: Sequence[str]) -> np.ndarray:
-        try:
-            v = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{what}={value!r} is not numeric; expected {len(names)} values for {list(names)}") \
-                from None
-        if v.shape != (len(names),):
-            raise ValueError(f"{what} has shape {v.shape}, expected ({len(names)},) for joints {list(names)}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"{what} contains NaN or inf: {v.tolist()}")
-        return v
+    def term_specs(self) -> list[Term]:
+        return self.observation_specs
 
     # ---- episode --------------------------------------------------------------------------------------
 
@@ -405,7 +330,7 @@ class RobotEnv(Controlled, BulletEnv):
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; RobotEnv takes 'qpos' and 'qvel'")
         names = self.joint_names
-        return {k: self._vector(k, options[k], names) for k in ("qpos", "qvel") if k in options}
+        return {k: joint_vector(k, options[k], names) for k in ("qpos", "qvel") if k in options}
 
     def reset_task(self, options: dict[str, Any]) -> None:
         names = self.joint_names
@@ -423,17 +348,15 @@ class RobotEnv(Controlled, BulletEnv):
         self._write_state(qpos, qvel)
 
     def set_qpos_qvel(self, qpos: Sequence[float], qvel: Sequence[float] | None = None) -> None:
-        """Set the actuated joints' positions (and velocities, default zero) now. In position control the
-        controller's targets move to ``qpos`` too, so the robot holds the new pose.
-
-        In task-space control the end-effector target moves to the new pose as well.
+        """Set the actuated joints' positions (and velocities, default zero) now; the controller's targets (joint
+        or end-effector) move to the new pose, so the robot holds it.
 
         Raises:
             ValueError: wrong length or non-finite values; nothing is changed.
         """
         names = self.joint_names
-        q = self._vector("qpos", qpos, names)
-        qd = self._vector("qvel", qvel, names) if qvel is not None else np.zeros(len(names))
+        q = joint_vector("qpos", qpos, names)
+        qd = joint_vector("qvel", qvel, names) if qvel is not None else np.zeros(len(names))
         self._write_state(q, qd)
         self.ee_target = self.controller.start(self.client)
 
@@ -459,24 +382,10 @@ class RobotEnv(Controlled, BulletEnv):
 
     def robot_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounding box of the robot (all links), as (min, max)."""
-        c = self.client
-        lows, highs = [], []
-        for link in range(-1, p.getNumJoints(self.robot, physicsClientId=c)):
-            lo, hi = p.getAABB(self.robot, link, physicsClientId=c)
-            lows.append(lo)
-            highs.append(hi)
-        return np.min(lows, axis=0), np.max(highs, axis=0)
+        return robot_aabb(self.client, self.robot)
 
     def render_camera(self) -> CameraSpec:
-        lo, hi = self.robot_bounds()
-        centre = (lo + hi) / 2.0
-        radius = max(float(np.linalg.norm(hi - lo)) / 2.0, 0.25)
-        fov = 50.0
-        distance = 1.15 * radius / math.sin(math.radians(fov) / 2.0)
-        direction = np.array([1.0, -1.0, 0.6]) / np.linalg.norm([1.0, -1.0, 0.6])
-        eye = centre + direction * distance
-        return {"eye": tuple(eye.tolist()), "target": tuple(centre.tolist()), "fov": fov, "width": 320,
-                "height": 240, "near": 0.02, "far": float(distance + 4 * radius + 5.0)}
+        return framing_camera(*self.robot_bounds())
 
     def default_cameras(self) -> list[Camera]:
         cam = self.render_camera()

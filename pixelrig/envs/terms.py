@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pybullet as p
+from gymnasium import spaces
 
 from pixelrig.control.rotations import matrix_to_rot6d, matrix_to_rpy, quat_to_matrix
 
@@ -121,6 +122,37 @@ def parse_terms(observation: Any) -> tuple[str, ...]:
     return terms
 
 
+def observation_names(observation: Any, base_observation: bool) -> tuple[str, ...]:
+    """RobotEnv's terms from its ``observation=`` (checked by :func:`parse_terms`) or ``base_observation=True``
+    (:data:`BASE_OBSERVATION_TERMS`); :data:`DEFAULT_TERMS` without either.
+
+    Raises:
+        ValueError: both given, or a bad ``observation``.
+    """
+    if observation is not None and base_observation:
+        raise ValueError(
+            f"pass observation=... or base_observation=True, not both: base_observation=True means "
+            f"observation={BASE_OBSERVATION_TERMS}; add the base terms you want to observation={observation!r}"
+        )
+    if observation is not None:
+        return parse_terms(observation)
+    return BASE_OBSERVATION_TERMS if base_observation else DEFAULT_TERMS
+
+
+def check_gripper_terms(terms: Sequence[str], gripper_joints: int) -> None:
+    """Refuse a gripper term without a gripper (``gripper_opening`` needs two joints or more).
+
+    Raises:
+        ValueError: naming the term and the fix.
+    """
+    for term in terms:
+        kind, _ = split_term(term)
+        if kind in GRIPPER_TERMS and gripper_joints < (2 if kind == "gripper_opening" else 1):
+            raise ValueError(f"observation term {term!r} needs a gripper"
+                             f"{' of two or more joints' if kind == 'gripper_opening' else ''}: pass "
+                             "gripper=(joint names) or gripper='panda'")
+
+
 def check_names(terms: Sequence[str], links: Mapping[str, int], bodies: Sequence[str], robot: str) -> None:
     """Check that the links and bodies the terms name exist.
 
@@ -155,28 +187,83 @@ def term_size(term: str, num_joints: int, num_links: int) -> int:
     return BASE_TERMS.get(kind) or NAMED_TERMS[kind]
 
 
-def layout(terms: Sequence[str], num_joints: int, num_links: int) -> dict[str, slice]:
+@dataclass(frozen=True)
+class Term:
+    """One named part of a flat observation: its size and its bounds (one number for every value, or one per value).
+
+    Every env of pixelrig describes its observation as a list of terms (:class:`Observed`): RobotEnv's from
+    ``observation=`` (:func:`robot_terms`), each task's from its own list.
+    """
+
+    name: str
+    size: int
+    low: float | tuple[float, ...] = -math.inf
+    high: float | tuple[float, ...] = math.inf
+
+
+def term_layout(terms: Sequence[Term]) -> dict[str, slice]:
     """``{term: slice}`` of each term in the flat observation, in order."""
     out, start = {}, 0
     for term in terms:
-        size = term_size(term, num_joints, num_links)
-        out[term] = slice(start, start + size)
-        start += size
+        out[term.name] = slice(start, start + term.size)
+        start += term.size
     return out
 
 
-def bounds(spans: Mapping[str, slice]) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` float64 arrays of the observation with layout ``spans``: infinite but where a term is
-    bounded mathematically (quaternion and rotation-matrix entries in [-1, 1], angles, forces >= 0)."""
-    size = max((s.stop for s in spans.values()), default=0)
-    low, high = np.full(size, -np.inf), np.full(size, np.inf)
-    for term, span in spans.items():
-        kind, _ = split_term(term)
-        if kind in _BOUNDED:
-            low[span], high[span] = _BOUNDED[kind]
-        elif kind == "contact_forces":
-            low[span] = 0.0
+def term_bounds(terms: Sequence[Term]) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float64 arrays of the flat observation of ``terms``."""
+    low = np.concatenate([np.broadcast_to(np.asarray(t.low, np.float64), (t.size,)) for t in terms] or [[]])
+    high = np.concatenate([np.broadcast_to(np.asarray(t.high, np.float64), (t.size,)) for t in terms] or [[]])
     return low, high
+
+
+def flatten(values: Mapping[str, Any], layout: Mapping[str, slice]) -> np.ndarray:
+    """The flat float32 observation: each term's value (in ``layout``'s order) as float64, joined, then rounded."""
+    return np.concatenate([np.asarray(values[term], np.float64) for term in layout]).astype(np.float32)
+
+
+class Observed:
+    """What an env with a flat observation of named terms has: :meth:`term_specs` (the list, once the world is
+    built) and :meth:`term_values` (each term's value now); :meth:`describe_observation` sets
+    ``observation_layout`` ({term: slice}) and ``observation_space`` from the list, and :meth:`observe` joins the
+    values (:func:`flatten`)."""
+
+    observation_layout: dict[str, slice]
+
+    def term_specs(self) -> list[Term]:
+        """The observation's terms, in order."""
+        raise NotImplementedError
+
+    def term_values(self) -> dict[str, Any]:
+        """Each term's value now, by name."""
+        raise NotImplementedError
+
+    def describe_observation(self) -> None:
+        """Set ``observation_layout`` and ``observation_space`` (a float32 Box) from :meth:`term_specs`."""
+        terms = self.term_specs()
+        self.observation_layout = term_layout(terms)
+        low, high = term_bounds(terms)
+        self.observation_space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+    def observe(self) -> np.ndarray:
+        return flatten(self.term_values(), self.observation_layout)
+
+
+def robot_terms(terms: Sequence[str], num_joints: int, num_links: int) -> list[Term]:
+    """RobotEnv's ``observation=`` names as :class:`Term` s for a robot with ``num_joints`` actuated joints and
+    ``num_links`` links (the base included): infinite bounds but where a term is bounded mathematically (quaternion
+    and rotation-matrix entries in [-1, 1], angles, forces >= 0)."""
+    out = []
+    for term in terms:
+        kind, _ = split_term(term)
+        size = term_size(term, num_joints, num_links)
+        if kind in _BOUNDED:
+            out.append(Term(term, size, tuple(_BOUNDED[kind][0]), tuple(_BOUNDED[kind][1])))
+        elif kind == "contact_forces":
+            out.append(Term(term, size, 0.0))
+        else:
+            out.append(Term(term, size))
+    return out
 
 
 def robot_links(client: int, robot: int) -> dict[str, int]:
@@ -235,7 +322,7 @@ def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[i
             cache["joints"] = p.getJointStates(robot, list(joints), physicsClientId=client)
         return cache["joints"]
 
-    parts: list[np.ndarray] = []
+    values: dict[str, Any] = {}
     for term in terms:
         kind, name = split_term(term)
         if kind == "q":
@@ -280,8 +367,8 @@ def read_terms(terms: Sequence[str], client: int, robot: int, joints: Sequence[i
             value = [gripper_contact(client, robot, gripper, body_id(name))]
         else:  # contact_forces
             value = contact_forces(client, robot)
-        parts.append(np.asarray(value, dtype=np.float64))
-    return np.concatenate(parts).astype(np.float32)
+        values[term] = value
+    return flatten(values, dict.fromkeys(terms))
 
 
 def contact_forces(client: int, robot: int) -> np.ndarray:

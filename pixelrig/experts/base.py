@@ -58,6 +58,9 @@ class Expert:
         ValueError: the env's control mode is not one the expert acts in (:data:`DELTA_CONTROLS`).
     """
 
+    task: str = ""
+    """The env id of the task the expert solves (:data:`pixelrig.experts.EXPERTS` is derived from it)."""
+
     phases: tuple[str, ...] = ("start",)
 
     def __init__(self, env: Any) -> None:

@@ -22,6 +22,8 @@ class PegInsertExpert(Expert):
     at a fifth of full speed, keeping the lower end over the hole). A peg that leaves the fingers starts it over.
     """
 
+    task = "pixelrig/PandaPegInsert-v0"
+
     phases = ("above", "descend", "close", "raise", "carry", "insert")
     grip_below_top = 0.025
     """How far below the peg's top the fingers close (m)."""

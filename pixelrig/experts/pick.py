@@ -72,6 +72,8 @@ class LiftExpert(GraspExpert):
         env: a PandaLift env (its ``lift_height`` is read once).
     """
 
+    task = "pixelrig/PandaLift-v0"
+
     phases = (*GRASP_PHASES, "lift")
 
     def __init__(self, env: Any) -> None:
@@ -122,6 +124,8 @@ class PickPlaceExpert(CarryExpert):
     """PandaPickPlace's expert: grasp the cube, raise it 5 cm above the higher of the target and where it was
     grasped, carry it over the target, then bring its centre onto the target at half speed."""
 
+    task = "pixelrig/PandaPickPlace-v0"
+
     phases = (*GRASP_PHASES, "raise", "carry", "place")
 
     def goal_of_body(self) -> np.ndarray:
@@ -137,6 +141,8 @@ class PickPlaceExpert(CarryExpert):
 class StackExpert(CarryExpert):
     """PandaStack's expert: grasp cube A, raise its bottom 4 cm above B's top, carry it over B (within 5 mm), lower
     it until it sits on B, open, then draw the open gripper straight up and wait."""
+
+    task = "pixelrig/PandaStack-v0"
 
     body = "cube_a"
     phases = (*GRASP_PHASES, "raise", "carry", "lower", "release", "leave")
@@ -176,6 +182,8 @@ class StackExpert(CarryExpert):
 class PickObjectExpert(LiftExpert):
     """PandaPickObject's expert: PandaLift's, closing around the middle of the object's bounding box (at most
     2.5 cm above its bottom and at least 2 cm, where the finger tips still clear the table)."""
+
+    task = "pixelrig/PandaPickObject-v0"
 
     body = "object"
 

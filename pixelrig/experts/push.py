@@ -1,5 +1,4 @@
-"""PandaPush's scripted expert (moved here from ``pixelrig.envs.panda``, which still exports it): go behind the
-cube, lower, push it onto the target."""
+"""PandaPush's scripted expert: go behind the cube, lower, push it onto the target."""
 
 from __future__ import annotations
 
@@ -24,6 +23,8 @@ class PushExpert:
     Args:
         env: accepted, and unused, so that every expert is made alike (``EXPERTS[env_id](env)``).
     """
+
+    task = "pixelrig/PandaPush-v0"
 
     hover = TABLE_TOP + 0.12
     push_height = TABLE_TOP + 0.03

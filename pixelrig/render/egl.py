@@ -9,7 +9,6 @@ backend refuses to render and its client should be disconnected.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import re
 
@@ -18,23 +17,13 @@ import pybullet as p
 from pixelrig.errors import RendererUnavailable
 from pixelrig.render.backends import PybulletBackend
 from pixelrig.render.egl_plugin_owner import LOCK, active_egl_client, set_egl_client
-from pixelrig.system.output import capture_native_output
+from pixelrig.system.output import capture_native_stdout
 
 
 def egl_plugin_path() -> str | None:
     """Filesystem path of pybullet's EGL renderer plugin, or None when this pybullet build has none."""
     spec = importlib.util.find_spec("eglRenderer")
     return spec.origin if spec is not None and spec.origin else None
-
-
-_PLUGIN_LINE = re.compile(
-    r"^(ven = |Loaded EGL|GL_[A-Z_]+=|Version = |Vendor = |Renderer = |Destroy EGL|EGL device choice|"
-    r"eglInitialize|eglQueryString|Not a valid|failed to EGL)"
-)
-
-def capture_native_stdout() -> contextlib.AbstractContextManager[list[str]]:
-    """Keep the EGL plugin's chatter off stdout (see :func:`pixelrig.system.output.capture_native_output`)."""
-    return capture_native_output(1, drop=_PLUGIN_LINE)
 
 
 _GL_LINE = re.compile(r"^GL_(VENDOR|RENDERER|VERSION)=(.*)$", re.MULTILINE)

@@ -64,3 +64,16 @@ def capture_native_output(fd: int = 1, drop: re.Pattern[str] | None = None) -> I
         os.close(saved)
         if os.environ.get("PIXELRIG_DEBUG"):
             sys.stderr.write(text)
+
+
+PLUGIN_CHATTER = re.compile(
+    r"^(ven = |Loaded EGL|GL_[A-Z_]+=|Version = |Vendor = |Renderer = |Destroy EGL|EGL device choice|"
+    r"eglInitialize|eglQueryString|Not a valid|failed to EGL)"
+)
+"""The lines pybullet's EGL renderer plugin prints on stdout when it loads, draws its first frames and unloads."""
+
+
+def capture_native_stdout() -> contextlib.AbstractContextManager[list[str]]:
+    """Keep the EGL plugin's chatter (:data:`PLUGIN_CHATTER`) off stdout, passing any other text on (see
+    :func:`capture_native_output`): around a pybullet call that may load, use or unload the plugin."""
+    return capture_native_output(1, drop=PLUGIN_CHATTER)

@@ -25,7 +25,7 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.render.convert import rgba_to_rgb, segmentation_to_label, zbuffer_to_depth
-from pixelrig.render.egl import capture_native_stdout
+from pixelrig.system.output import capture_native_stdout
 from pixelrig.tools.bench.common import cell, rig_cameras, timed
 from pixelrig.wrappers.pixel_obs import PixelObs
 

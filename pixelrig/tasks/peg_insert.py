@@ -9,6 +9,11 @@ import pybullet as p
 from pixelrig.control.rotations import quat_to_matrix
 from pixelrig.envs.manipulation import FULL_TURN, PandaManipulationEnv, closeness
 from pixelrig.envs.panda import TABLE_TOP
+from pixelrig.envs.terms import Term
+
+REGISTRATION = {"id": "pixelrig/PandaPegInsert-v0", "entry_point": "PandaPegInsertEnv", "max_episode_steps": 200}
+"""What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
+
 
 PEG_SIDE = 0.02
 """The peg's square cross-section (m)."""
@@ -92,8 +97,9 @@ class PandaPegInsertEnv(PandaManipulationEnv):
             [0.52, 0.13, TABLE_TOP + BLOCK_HEIGHT / 2], physicsClientId=c)
         self.load_body("hole", block)
 
-    def goal_terms(self) -> list[tuple[str, int]]:
-        return [("hole_pos", 3), ("hole_quat", 4), ("peg_bottom_pos", 3), ("peg_bottom_rel_pos", 3)]
+    def goal_terms(self) -> list[Term]:
+        return [Term("hole_pos", 3), Term("hole_quat", 4, -1.0, 1.0), Term("peg_bottom_pos", 3),
+                Term("peg_bottom_rel_pos", 3)]
 
     def goal_values(self) -> dict[str, np.ndarray]:
         hole, quat = self.hole_opening()

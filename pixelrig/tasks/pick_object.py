@@ -33,9 +33,15 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
-from pixelrig.envs.manipulation import FULL_TURN, PandaLiftEnv, PandaManipulationEnv, closeness
+from pixelrig.envs.manipulation import FULL_TURN, PandaManipulationEnv, closeness
 from pixelrig.envs.panda import TABLE_TOP
+from pixelrig.envs.terms import Term
 from pixelrig.system import cache
+from pixelrig.tasks.lift import PandaLiftEnv
+
+REGISTRATION = {"id": "pixelrig/PandaPickObject-v0", "entry_point": "PandaPickObjectEnv", "max_episode_steps": 100}
+"""What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
+
 
 OBJECT_SCALE = 0.5
 """The ``globalScaling`` the objects are loaded with (half their files' size)."""
@@ -216,8 +222,8 @@ class PandaPickObjectEnv(PandaManipulationEnv):
         self.rest_height = float(self.position("object")[2])
         super().start_episode()
 
-    def goal_terms(self) -> list[tuple[str, int]]:
-        return [("object_aabb", 6)]
+    def goal_terms(self) -> list[Term]:
+        return [Term("object_aabb", 6)]
 
     def goal_values(self) -> dict[str, np.ndarray]:
         low, high = p.getAABB(self.body_id("object"), physicsClientId=self.client)

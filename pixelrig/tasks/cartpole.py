@@ -10,16 +10,21 @@ from gymnasium import spaces
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import BulletEnv, CameraSpec
+from pixelrig.envs.terms import Observed, Term
+
+REGISTRATION = {"id": "pixelrig/CartPole-v0", "entry_point": "CartPoleEnv", "max_episode_steps": 500}
+"""What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
 
 
-class CartPoleEnv(BulletEnv):
+class CartPoleEnv(Observed, BulletEnv):
     """Keep the pole upright by pushing the cart along its rail.
 
     - Model: ``cartpole.urdf`` (cart 1 kg on a prismatic rail, 1 m pole of 0.1 kg on a free hinge), a ground
       plane 1.1 m below the rail for the cameras. Joint damping and the URDF's default velocity motors are off.
     - Time: time step 0.01 s, 2 physics steps per ``step()`` (dt = 0.02 s, as Gymnasium's CartPole).
     - Action: ``Box(-1, 1, (1,))``, the force on the cart in units of ``force_mag`` (10 N).
-    - Observation: ``[x, theta, x_dot, theta_dot]`` (positions first), float32.
+    - Observation: ``[x, theta, x_dot, theta_dot]`` (positions first), float32; ``observation_layout`` names
+      them.
     - Reward: +1 per step while balanced. Terminates when ``|theta| > 0.2`` rad or ``|x| > 2.4`` m.
       Registered with a 500-step time limit (truncation).
     - Start: all four state variables uniform in [-0.05, 0.05] ("swing-free": the pole starts upright).
@@ -37,8 +42,7 @@ class CartPoleEnv(BulletEnv):
         super().__init__(time_step=0.01, frame_skip=2, **common)
         self.force_mag = float(force_mag)
         self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
-        high = np.array([self.x_limit * 2, self.theta_limit * 2, np.inf, np.inf], dtype=np.float32)
-        self.observation_space = spaces.Box(-high, high, dtype=np.float32)
+        self.describe_observation()
 
     def build_world(self) -> None:
         c = self.client
@@ -57,9 +61,13 @@ class CartPoleEnv(BulletEnv):
     def apply_action(self, action: np.ndarray) -> None:
         self.motor_command(self.cartpole, (0,), p.TORQUE_CONTROL, forces=(float(action[0]) * self.force_mag,))
 
-    def observe(self) -> np.ndarray:
+    def term_specs(self) -> list[Term]:
+        x, theta = 2 * self.x_limit, 2 * self.theta_limit
+        return [Term("x", 1, -x, x), Term("theta", 1, -theta, theta), Term("x_dot", 1), Term("theta_dot", 1)]
+
+    def term_values(self) -> dict[str, Any]:
         q, qd = self.joint_states(self.cartpole, (0, 1))
-        return np.concatenate([q, qd]).astype(np.float32)
+        return {"x": q[:1], "theta": q[1:], "x_dot": qd[:1], "theta_dot": qd[1:]}
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
         q, _ = self.joint_states(self.cartpole, (0, 1))

@@ -1,0 +1,70 @@
+"""``pixelrig/PandaReach-v0``: bring the Panda's gripper centre to a point above the table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from pixelrig.envs.panda import TABLE_TOP, PandaEnv
+from pixelrig.envs.terms import Term
+
+REGISTRATION = {"id": "pixelrig/PandaReach-v0", "entry_point": "PandaReachEnv", "max_episode_steps": 50}
+"""What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
+
+
+class PandaReachEnv(PandaEnv):
+    """Bring the gripper centre to a target point above the table.
+
+    - Observation (float32, 10): gripper position (3) and velocity (3), target position (3), distance (1); then
+      what ``control=`` / ``gripper=`` add (see :class:`~pixelrig.envs.panda.PandaEnv`). ``observation_layout``
+      names the terms: ``ee_pos``, ``ee_linvel``, ``target_pos``, ``distance``.
+    - Reward: minus the gripper's distance to the target (m). Success (``info["is_success"]``): distance
+      < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
+    - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
+      z ∈ [0.05, 0.35] m above the table. The target is a small visual-only sphere (it has a label id).
+    """
+
+    success_distance = 0.05
+    task_state = ("target_pos",)
+    model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.describe_observation()
+        self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
+
+    def build_task_objects(self) -> None:
+        c = self.client
+        ball = p.createVisualShape(p.GEOM_SPHERE, radius=0.02, rgbaColor=(0.1, 0.8, 0.2, 1.0), physicsClientId=c)
+        self.target = self.load_body(
+            "target", p.createMultiBody(0.0, -1, ball, [0.5, 0.0, TABLE_TOP + 0.2], physicsClientId=c)
+        )
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        self.reset_arm()
+        xyz = self.np_random.uniform([0.35, -0.2, TABLE_TOP + 0.05], [0.65, 0.2, TABLE_TOP + 0.35])
+        self.target_pos = xyz
+        p.resetBasePositionAndOrientation(self.target, xyz.tolist(), (0, 0, 0, 1), physicsClientId=self.client)
+
+    def distance(self) -> float:
+        ee, _ = self.ee_state()
+        return float(np.linalg.norm(ee - self.target_pos))
+
+    def term_specs(self) -> list[Term]:
+        return [Term("ee_pos", 3), Term("ee_linvel", 3), Term("target_pos", 3), Term("distance", 1),
+                *self.extra_terms()]
+
+    def term_values(self) -> dict[str, Any]:
+        ee, ee_vel = self.ee_state()
+        return {"ee_pos": ee, "ee_linvel": ee_vel, "target_pos": self.target_pos,
+                "distance": [np.linalg.norm(ee - self.target_pos)], **self.extra_values()}
+
+    def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        d = self.distance()
+        success = d < self.success_distance
+        return -d, success, {"is_success": success, "distance": d}
+
+    def reset_info(self) -> dict[str, Any]:
+        return {"is_success": False, "distance": self.distance()}

@@ -1,0 +1,79 @@
+"""``pixelrig/PandaStack-v0``: put one 5 cm cube on another and let go."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pixelrig.envs.manipulation import BLUE, CUBE_HALF, CUBE_REST, FULL_TURN, RED, PandaManipulationEnv, closeness
+from pixelrig.envs.terms import Term
+from pixelrig.tasks.lift import PandaLiftEnv
+
+REGISTRATION = {"id": "pixelrig/PandaStack-v0", "entry_point": "PandaStackEnv", "max_episode_steps": 200}
+"""What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
+
+
+class PandaStackEnv(PandaManipulationEnv):
+    """Put cube A on cube B and let go (``pixelrig/PandaStack-v0``).
+
+    - Start: two 5 cm cubes on the table, any yaw: A (``cube_a``, red) at x ∈ [0.40, 0.60], y ∈ [-0.18, -0.06];
+      B (``cube_b``, blue) at x ∈ [0.40, 0.60], y ∈ [0.06, 0.18]. The two ranges keep the cubes at least 12 cm
+      apart across the fingers' closing direction, so the open gripper around one never touches the other (widen
+      them into each other and the cubes may start inside one another).
+    - Observation (float32, 50): the gripper, then ``cube_a_*`` and ``cube_b_*`` (as
+      :class:`PandaManipulationEnv` lays them out), then ``target_pos`` (3): where A's centre rests on B, B's
+      centre plus 0.05 m up.
+    - Success, all of: A on B (A's centre within :attr:`xy_tolerance` (0.02 m) of B's across the table and
+      0.05 ± :attr:`z_tolerance` (0.005) m above it); released (the gripper open wider than :attr:`open_width`
+      (0.06 m), no link of the robot touching A, the gripper centre at least :attr:`clearance` (0.05 m) from A's
+      centre); both cubes still (slower than 0.01 m/s and 0.1 rad/s). The episode then terminates. Registered
+      with a 200-step time limit.
+    - Dense stages: ``reach`` (0.2) to A as in PandaLift, ``grasp`` (0.2) both fingers on A, ``align`` (0.4)
+      ``1 - tanh(10 d)`` of A's distance to ``target_pos``, ``release`` (0.2) A on B and released.
+    - Control: ``ee_delta_pos`` with the gripper (4 actions).
+    """
+
+    objects = ("cube_a", "cube_b")
+    xy_tolerance = 0.02
+    z_tolerance = 0.005
+    open_width = 0.06
+    clearance = 0.05
+    start_positions = {"cube_a": ((0.40, -0.18, CUBE_REST), (0.60, -0.06, CUBE_REST)),
+                       "cube_b": ((0.40, 0.06, CUBE_REST), (0.60, 0.18, CUBE_REST))}
+    start_yaws = {"cube_a": FULL_TURN, "cube_b": FULL_TURN}
+    stage_weights = {"reach": 0.2, "grasp": 0.2, "align": 0.4, "release": 0.2}
+    rig_target = (0.5, 0.0, 0.67)
+    model_files = PandaLiftEnv.model_files
+
+    def build_task_objects(self) -> None:
+        self.load_cube("cube_a", RED, (0.5, -0.1))
+        self.load_cube("cube_b", BLUE, (0.5, 0.1))
+
+    def goal_terms(self) -> list[Term]:
+        return [Term("target_pos", 3)]
+
+    def goal_values(self) -> dict[str, np.ndarray]:
+        return {"target_pos": self.stack_target()}
+
+    def stack_target(self) -> np.ndarray:
+        """Where A's centre rests on B: B's centre plus one cube side up (m)."""
+        return self.position("cube_b") + [0.0, 0.0, 2 * CUBE_HALF]
+
+    def on_b(self) -> bool:
+        """Whether A sits on B within the tolerances."""
+        offset = self.position("cube_a") - self.stack_target()
+        return bool(np.linalg.norm(offset[:2]) < self.xy_tolerance and abs(offset[2]) < self.z_tolerance)
+
+    def released(self) -> bool:
+        """Whether the gripper has let go of A: open, touching it nowhere, and away from it."""
+        return (self.opening() > self.open_width and not self.touched("cube_a")
+                and float(np.linalg.norm(self.grasp_centre() - self.position("cube_a"))) >= self.clearance)
+
+    def is_success(self) -> bool:
+        return self.on_b() and self.released() and self.still("cube_a") and self.still("cube_b")
+
+    def stages(self) -> dict[str, float]:
+        a = self.position("cube_a")
+        return {"reach": closeness(float(np.linalg.norm(a - self.grasp_centre()))),
+                "grasp": float(self.grasped("cube_a")),
+                "align": closeness(float(np.linalg.norm(a - self.stack_target()))),
+                "release": float(self.on_b() and self.released())}

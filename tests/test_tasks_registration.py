@@ -1,0 +1,79 @@
+"""The tasks room: one module per task, each declaring the id it registers; registration, ``ENV_SPECS`` and the
+experts' table derived from the modules; every task's observation a layout of named terms."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import pixelrig
+from pixelrig.experts import EXPERTS, Expert, LiftExpert, PushExpert
+from pixelrig.tasks import ENV_SPECS, TASK_SPECS, declared
+
+TASKS = Path(pixelrig.__file__).parent / "tasks"
+
+
+def test_every_task_module_declares_one_registered_id() -> None:
+    modules = sorted(p.stem for p in TASKS.glob("*.py") if p.stem != "__init__")
+    assert modules == ["ant", "cartpole", "half_cheetah", "hopper", "lift", "peg_insert", "pick_object",
+                       "pick_place", "push", "reach", "stack", "walker2d"]
+    for stem in modules:
+        entry = declared(TASKS / f"{stem}.py")
+        module = importlib.import_module(f"pixelrig.tasks.{stem}")
+        assert entry == module.REGISTRATION, stem
+        spec = gym.spec(entry["id"])
+        assert spec.entry_point == f"pixelrig.tasks.{stem}:{entry['entry_point']}"
+        assert spec.max_episode_steps == entry["max_episode_steps"]
+        assert getattr(module, entry["entry_point"]).__module__ == module.__name__
+    assert set(ENV_SPECS) == set(TASK_SPECS) | {"pixelrig/Robot-v0"}
+    assert {i for i in gym.registry if i.startswith("pixelrig/")} == set(ENV_SPECS)
+
+
+def test_registration_reads_the_modules_without_importing_them(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", "import sys, pixelrig; print(sorted(m for m in sys.modules if "
+                          "m.startswith('pixelrig.tasks.') or m == 'pybullet'))"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_experts_are_derived_from_the_tasks_they_name() -> None:
+    assert set(EXPERTS) == {"pixelrig/PandaPush-v0", "pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0",
+                            "pixelrig/PandaStack-v0", "pixelrig/PandaPegInsert-v0", "pixelrig/PandaPickObject-v0"}
+    for env_id, cls in EXPERTS.items():
+        assert cls.task == env_id and env_id in gym.registry
+        assert getattr(pixelrig.experts, cls.__name__) is cls
+    assert EXPERTS["pixelrig/PandaLift-v0"] is LiftExpert and EXPERTS["pixelrig/PandaPush-v0"] is PushExpert
+    assert Expert.task == ""
+
+
+def test_the_experts_docstring_example_runs() -> None:
+    """``EXPERTS[id](env)`` makes an expert (it was a class name, and raised TypeError)."""
+    env = gym.make("pixelrig/PandaLift-v0", renderer="tiny")
+    try:
+        expert = EXPERTS["pixelrig/PandaLift-v0"](env)
+        obs, info = env.reset(seed=0)
+        expert.reset()
+        obs, *_ = env.step(expert(obs))
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", sorted(TASK_SPECS))
+def test_each_task_lays_its_observation_out_in_named_terms(env_id: str) -> None:
+    env = gym.make(env_id, renderer="tiny")
+    try:
+        layout = env.unwrapped.observation_layout
+        spans = list(layout.values())
+        assert spans[0].start == 0 and spans[-1].stop == env.observation_space.shape[0]
+        assert all(a.stop == b.start for a, b in zip(spans, spans[1:], strict=False))
+        obs, _ = env.reset(seed=0)
+        assert obs.dtype == env.observation_space.dtype and obs.shape == env.observation_space.shape
+    finally:
+        env.close()
