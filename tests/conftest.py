@@ -69,6 +69,16 @@ def renderer(request: pytest.FixtureRequest) -> str:
     return runnable(request.param)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def release_gl_after_each_file():
+    """Free the gl context when a test file is done, whichever of its tests made one: pybullet's EGL plugin (a later
+    file's egl env) cannot start beside it, and a file that forgot ``release_gl`` failed every EGL test after it."""
+    yield
+    from pixelrig.render.gl import release
+
+    release()
+
+
 @pytest.fixture
 def release_gl():
     """Free the gl context after the test: pybullet's EGL plugin (another test's egl env) cannot start beside it.

@@ -19,7 +19,7 @@ SB3_ALGORITHMS = ("PPO", "SAC", "TD3", "A2C", "DDPG", "DQN")
 
 
 def expert_class(env_id: str) -> type:
-    """The scripted expert class of a task (:data:`pixelrig.experts.EXPERTS` holds classes or class names).
+    """The scripted expert class of a task (:data:`pixelrig.experts.EXPERTS`).
 
     Raises:
         ValueError: the task has no scripted expert (the message lists those that do).
@@ -29,8 +29,7 @@ def expert_class(env_id: str) -> type:
     experts = pixelrig.experts.EXPERTS
     if env_id not in experts:
         raise ValueError(f"--policy expert: {env_id!r} has no scripted expert; tasks with one: {sorted(experts)}")
-    entry = experts[env_id]
-    return entry if callable(entry) else getattr(pixelrig.experts, entry)
+    return experts[env_id]
 
 
 class RandomPolicy:
