@@ -34,7 +34,7 @@ class CollectJob:
         env_id: the task's gymnasium id.
         expert: the expert's class name in :mod:`pixelrig.experts`.
         env_kwargs: more ``gym.make`` arguments.
-        cameras: the rig as camera dicts (None: the task's default rig).
+        cams: the rig as camera dicts (None: the task's default rig).
         renderer: the backend to draw with (None: ``PIXELRIG_RENDERER``, else auto).
         first_seed: attempt ``i`` resets with seed ``first_seed + i``.
         path: the dataset being collected (named in messages).
@@ -43,7 +43,7 @@ class CollectJob:
     env_id: str
     expert: str
     env_kwargs: dict[str, Any]
-    cameras: tuple[dict[str, Any], ...] | None
+    cams: tuple[dict[str, Any], ...] | None
     renderer: str | None
     first_seed: int
     path: str
@@ -160,7 +160,7 @@ class ExpertRecorder:
         self.job = job
         env = gym.make(job.env_id, renderer=job.renderer, **job.env_kwargs)
         try:
-            cams = None if job.cameras is None else [Camera.from_dict(c) for c in job.cameras]
+            cams = None if job.cams is None else [Camera.from_dict(c) for c in job.cams]
             self.recorder = DatasetRecorder(PixelObs(env, cams=cams), job.path, writer=EpisodeBuffer)
             self.expert = getattr(experts, job.expert)(self.recorder)
         except BaseException:

@@ -138,7 +138,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         self.info = DatasetInfo(
             **described,
-            cameras=tuple(c.to_dict() for c in cameras), fps=int(fps),
+            cams=tuple(c.to_dict() for c in cameras), fps=int(fps),
             task=task if task is not None else (described["env_id"] or type(base).__name__),
             rgb=rgb, depth=depth,
             state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),

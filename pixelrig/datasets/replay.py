@@ -238,7 +238,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
     success = False
     try:
         info: DatasetInfo = dataclasses.replace(
-            reader.info, cameras=tuple(c.to_dict() for c in cameras),
+            reader.info, cams=tuple(c.to_dict() for c in cameras),
             rgb=tuple(c.name for c in cameras if "rgb" in c.modalities),
             depth=tuple(c.name for c in cameras if "depth" in c.modalities),
             renderer=source.backend, pixelrig_version=__version__, replayed_from=str(src.resolve()),

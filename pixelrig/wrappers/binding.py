@@ -72,10 +72,10 @@ class BoundRig:
             self.rig.bind(self._backend, names_of(self.env), getattr(base, "camera_jitter", None))
             self._bound_version = version
 
-    def render(self, cameras: list[int] | None = None) -> dict[str, np.ndarray]:
-        """Render every camera (or those at the indices ``cameras``) now (re-binding first if the scene changed)."""
+    def render(self, cams: list[int] | None = None) -> dict[str, np.ndarray]:
+        """Render every camera (or those at the indices ``cams``) now (re-binding first if the scene changed)."""
         self.bind()
-        return self.rig.render(cameras)
+        return self.rig.render(cams)
 
     def close(self) -> None:
         """Close a backend this object created (a pixelrig env's own backend belongs to the env)."""
