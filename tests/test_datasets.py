@@ -783,7 +783,7 @@ def test_copied_snapshots_must_be_the_episodes(robomimic_run: tuple[Path, list[E
     """A robomimic writer told to copy an episode's snapshots from another file checks that they are that
     episode's (same count and sizes) before it commits the episode."""
     from pixelrig.datasets.formats import open_writer
-    from pixelrig.datasets.frames import Frame, Observation
+    from pixelrig.datasets.steps import Observation, Step
 
     src, _ = robomimic_run
     reader = open_dataset(src)
@@ -793,7 +793,7 @@ def test_copied_snapshots_must_be_the_episodes(robomimic_run: tuple[Path, list[E
     writer = open_writer(tmp_path / "x.hdf5", "robomimic", reader.info)
     writer.take_snapshots_from(src, "demo_1")  # 3 frames, and episode 0 has 6
     for f in reader.frames(0):
-        writer.add_frame(Frame(obs, f.action, f.reward, f.terminated, f.truncated, f.snapshot, obs))
+        writer.add_frame(Step(obs, f.action, f.reward, f.terminated, f.truncated, f.snapshot, obs))
     with pytest.raises(RuntimeError, match=re.escape("must come before the episode's first frame")):
         writer.take_snapshots_from(src, "demo_0")
     with pytest.raises(ValueError, match=re.escape(f"{src}:demo_1 does not hold the snapshots of the episode")):

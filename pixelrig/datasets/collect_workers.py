@@ -17,9 +17,9 @@ from typing import Any
 import gymnasium as gym
 
 from pixelrig.cameras.spec import Camera
-from pixelrig.datasets.frames import EpisodeAttrs, Frame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.recorder import DatasetRecorder
+from pixelrig.datasets.steps import EpisodeAttrs, Step
 from pixelrig.system.process import Helper, HelperFailed, stop_all
 from pixelrig.wrappers.pixel_obs import PixelObs
 
@@ -64,7 +64,7 @@ class Episode:
 
     attempt: int
     seed: int
-    frames: list[Frame]
+    frames: list[Step]
     final_snapshot: bytes
     end: str
     success: bool
@@ -84,10 +84,10 @@ class EpisodeBuffer:
         self.info = info
         self.path = Path("<memory>")
         self.num_episodes = 0
-        self.frames: list[Frame] = []
-        self.finished: tuple[list[Frame], bytes, str] | None = None
+        self.frames: list[Step] = []
+        self.finished: tuple[list[Step], bytes, str] | None = None
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress."""
         self.frames.append(frame)
 
@@ -97,7 +97,7 @@ class EpisodeBuffer:
         self.num_episodes += 1
         return self.num_episodes - 1
 
-    def take(self) -> tuple[list[Frame], bytes, str]:
+    def take(self) -> tuple[list[Step], bytes, str]:
         """The finished episode's frames, final snapshot and end (once).
 
         Raises:

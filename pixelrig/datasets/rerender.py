@@ -14,7 +14,7 @@ import pybullet as p
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.bullet_file import PoseRestorer
 from pixelrig.datasets.formats import DatasetReader
-from pixelrig.datasets.frames import Observation, StoredFrame, depth_to_mm
+from pixelrig.datasets.steps import Observation, StoredStep, depth_to_mm
 from pixelrig.envs.looks import distractor_ids, draw_looks, remake_distractors, visual_links, wear_textures
 from pixelrig.envs.presets import LooksPreset, looks_preset
 from pixelrig.envs.randomization import Randomization
@@ -74,7 +74,7 @@ class EpisodeEnd:
     last: Observation | None
 
 
-Item = tuple[StoredFrame, Observation] | EpisodeEnd
+Item = tuple[StoredStep, Observation] | EpisodeEnd
 """What :func:`episode_items` yields: each frame as stored with its new observation, then an :class:`EpisodeEnd`."""
 
 
