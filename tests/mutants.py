@@ -188,7 +188,7 @@ MUTANTS: tuple[Mutant, ...] = (
                        "        env = HumanWindow(PixelObs(env), fps=fps, scale=scale, title=title)"),)),
     Mutant("same-step-final-drawn-after-reset", "same-step autoreset draws the ended episode's final obs after reset",
            ("tests/test_vector_autoreset.py::test_every_mode_matches_gymnasiums_sync_vector_env",),
-           edits=(Edit("pixelrig/vector/batch.py",
+           edits=(Edit("pixelrig/vector/batched.py",
                        "                        finals[i] = (self._drawn_alone(i, inner[i]), infos[i])  # before the "
                        "reset changes the scene\n"
                        "                        inner[i], infos[i] = _reset_unrendered(env, None, None)",
