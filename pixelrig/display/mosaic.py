@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import cv2
 import numpy as np
 
-from pixelrig.display.colours import colorize_depth, colorize_labels
+from pixelrig.display.colors import colorize_depth, colorize_labels
 
 PLACEHOLDER = 48  # grey level of a tile for a modality a camera does not return
 

@@ -33,7 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pixelrig.display.colours import colorize_depth, colorize_labels
+from pixelrig.display.colors import colorize_depth, colorize_labels
 from pixelrig.display.mosaic import PLACEHOLDER, caption, tile_rig
 from pixelrig.errors import PortInUseError
 from pixelrig.system.process import Helper, HelperFailed, free_shared
