@@ -23,8 +23,9 @@ class BoundRig:
     Args:
         env: any env whose ``unwrapped.client`` is a pybullet client id.
         cams: Cameras or camera dicts.
-        renderer: None uses a pixelrig env's own backend; 'tiny'/'egl'/'auto' ask it to switch (allowed before
-            its first reset). An env that does not own a backend gets a TinyRenderer backend.
+        renderer: None uses a pixelrig env's own backend; a backend's name (tiny, egl, gl: any key of
+            :data:`~pixelrig.render.registry.BACKENDS`) or 'auto' asks it to switch (allowed before its first reset).
+            An env that does not own a backend gets that backend (TinyRenderer when None).
         who: the caller's name, for error messages.
         classes: glob pattern -> class id for cameras returning ``"class"`` (see :class:`CameraRig`).
         camera_params: add every camera's intrinsics and extrinsics to the rig's output.
