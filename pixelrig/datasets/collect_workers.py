@@ -20,7 +20,8 @@ from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.recorder import DatasetRecorder
 from pixelrig.datasets.steps import EpisodeAttrs, Step
-from pixelrig.system.process import Helper, HelperFailed, stop_all
+from pixelrig.errors import HelperFailed
+from pixelrig.system.process import Helper, stop_all
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 _MODULE = "pixelrig.datasets.collect_worker_main"

@@ -19,8 +19,8 @@ from typing import Any
 
 from pixelrig.datasets.rebuild import MakeEnv
 from pixelrig.datasets.rerender import EpisodeEnd, Item
-from pixelrig.errors import ReplayWorkerError
-from pixelrig.system.process import Helper, HelperFailed, stop_all
+from pixelrig.errors import HelperFailed, ReplayWorkerError
+from pixelrig.system.process import Helper, stop_all
 
 BATCH = 8
 """Frames per message from a worker."""

@@ -35,8 +35,8 @@ import numpy as np
 
 from pixelrig.display.colors import colorize_depth, colorize_labels
 from pixelrig.display.mosaic import PLACEHOLDER, caption, tile_rig
-from pixelrig.errors import PortInUseError
-from pixelrig.system.process import Helper, HelperFailed, free_shared
+from pixelrig.errors import HelperFailed, PortInUseError
+from pixelrig.system.process import Helper, free_shared
 
 _MODULE = "pixelrig.display.web_main"
 

@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from pixelrig.errors import RendererUnavailable
+from pixelrig.errors import HelperFailed, RendererUnavailable
 from pixelrig.render.backends import RenderBackend
 from pixelrig.render.egl import egl_plugin_path, parse_gl_info
 from pixelrig.render.egl_plugin_owner import active_egl_client
 from pixelrig.render.registry import RENDERER_CHOICES, backend_class, entry
 from pixelrig.system.cache import cache_root
-from pixelrig.system.process import Helper, HelperFailed
+from pixelrig.system.process import Helper
 
 ENV_VAR = "PIXELRIG_RENDERER"
 _INHERITED_VAR = "_PIXELRIG_PROBES"  # the probes' answers, inherited by child processes (vector env workers)

@@ -17,10 +17,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from pixelrig.errors import HelperFailed
 from pixelrig.render.backends import PendingFrames, submit
 from pixelrig.render.choice import ENV_VAR, requested_renderer, resolve_renderer
 from pixelrig.render.registry import entry
-from pixelrig.system.process import Helper, HelperFailed, free_shared, stop_all
+from pixelrig.system.process import Helper, free_shared, stop_all
 from pixelrig.vector.autoreset import DISABLED, NEXT_STEP, SAME_STEP, autoreset_enum, autoreset_name
 from pixelrig.vector.failures import dead_workers, worker_error
 from pixelrig.vector.shared import SharedLayout, put
