@@ -100,11 +100,12 @@ MUTANTS: tuple[Mutant, ...] = (
                        "            z = _zbuffer(lin[rows, cols][::-1] + 0.03 * (((s & 0xFFFFFF) >= 2) & (s >= 0)), "
                        "r.projection)"),)),
     Mutant("recorded-rewards-zero", "the dataset recorder stores every reward as 0.0",
-           ("tests/test_datasets.py::test_robomimic_layout", "tests/test_datasets.py::test_lerobot_layout"),
+           ("tests/test_datasets_robomimic.py::test_robomimic_layout",
+            "tests/test_datasets_lerobot.py::test_lerobot_layout"),
            edits=(Edit("pixelrig/datasets/recorder.py", "Step(self._obs, stored_action, float(reward), ",
                        "Step(self._obs, stored_action, 0.0, "),)),
     Mutant("lerobot-video-frozen", "LeRobot videos repeat each episode's first frame",
-           ("tests/test_datasets.py::test_lerobot_layout",),
+           ("tests/test_datasets_lerobot.py::test_lerobot_layout",),
            edits=(Edit("pixelrig/datasets/lerobot.py",
                        "_each(lambda cam: ep.videos[cam].write(frame.obs.rgb[cam]), list(ep.videos))",
                        "ep.first = dict(frame.obs.rgb); "
@@ -112,7 +113,7 @@ MUTANTS: tuple[Mutant, ...] = (
                   Edit("pixelrig/datasets/lerobot.py", "stream.write(frame.obs.rgb[cam])",
                        "stream.write(ep.first[cam])"))),
     Mutant("lerobot-stats-zero", "every statistic in LeRobot's meta/stats.json is 0 (counts kept)",
-           ("tests/test_datasets.py::test_lerobot_layout",),
+           ("tests/test_datasets_lerobot.py::test_lerobot_layout",),
            edits=(Edit("pixelrig/datasets/stats.py", "out[key][name] = arr.tolist()",
                        'out[key][name] = (arr * (name == "count")).tolist()'),)),
     Mutant("video-frozen", "VideoRecorder writes the reset frame for the whole episode",
