@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 import pybullet as p
 import pytest
-from pixelrig.datasets.frames import depth_to_mm
+from pixelrig.datasets.steps import depth_to_mm
 
 from pixelrig import Camera, CameraRig, PixelObs
 from pixelrig.cameras.lens import projection_from_intrinsics
