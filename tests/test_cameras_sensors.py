@@ -14,13 +14,13 @@ import cv2
 import numpy as np
 import pybullet as p
 import pytest
-from pixelrig.datasets.steps import depth_to_mm
 
 from pixelrig import Camera, CameraRig, PixelObs
 from pixelrig.cameras.lens import projection_from_intrinsics
 from pixelrig.cameras.noise import SensorNoise
 from pixelrig.cameras.presets import PRESETS
 from pixelrig.cameras.rigfile import load_rig
+from pixelrig.datasets.steps import depth_to_mm
 from pixelrig.envs.scenes import PrimitivesEnv
 from pixelrig.render.registry import BACKENDS
 
