@@ -189,7 +189,7 @@ def load_demos(path: str | Path, terms: Sequence[str] = PROPRIO_TERMS) -> Demos:
                      proprio=np.concatenate(proprio).astype(np.float32),
                      actions=np.concatenate(actions).astype(np.float32), episode=np.concatenate(episode),
                      env_id=info.env_id, env_kwargs=dict(info.env_kwargs),
-                     cameras=[Camera.from_dict(c) for c in info.cameras], renderer=info.renderer)
+                     cameras=[Camera.from_dict(c) for c in info.cams], renderer=info.renderer)
     finally:
         reader.close()
 

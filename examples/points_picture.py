@@ -16,7 +16,7 @@ import numpy as np
 
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig import Camera, PixelObs, PointCloudObs
-from pixelrig.display.colours import label_palette
+from pixelrig.display.colors import label_palette
 
 ENV_ID = "pixelrig/PandaPush-v0"
 MODALITIES = ("rgb", "label", "points", "normal")
@@ -38,7 +38,7 @@ def observe(renderer: str, size: int, num_points: int, steps: int = 12) -> tuple
         env.close()
 
 
-def normal_colours(normal: np.ndarray) -> np.ndarray:
+def normal_colors(normal: np.ndarray) -> np.ndarray:
     """World normals to colours: (n + 1) / 2 as RGB, background black."""
     hit = np.linalg.norm(normal, axis=-1) > 0
     out = ((normal + 1.0) * 0.5 * 255.0).clip(0, 255).astype(np.uint8)
@@ -80,8 +80,8 @@ def main() -> None:
     for row, cam in enumerate(cams):
         for col, (title, img) in enumerate([
             ("rgb", gl[f"{cam}/rgb"]),
-            ("normal (gl: geometry)", normal_colours(gl[f"{cam}/normal"])),
-            ("normal (tiny: from depth)", normal_colours(tiny[f"{cam}/normal"])),
+            ("normal (gl: geometry)", normal_colors(gl[f"{cam}/normal"])),
+            ("normal (tiny: from depth)", normal_colors(tiny[f"{cam}/normal"])),
         ]):
             a = fig.add_subplot(grid[row, col + 1])
             a.imshow(img, interpolation="nearest")

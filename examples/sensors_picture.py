@@ -19,7 +19,7 @@ import numpy as np
 import pixelrig  # noqa: F401  (registers the env ids)
 from pixelrig import Camera, PixelObs
 from pixelrig.cameras.noise import SensorNoise
-from pixelrig.display.colours import colorize_depth
+from pixelrig.display.colors import colorize_depth
 
 ENV_ID = "pixelrig/PandaPush-v0"
 POSE = {"eye": (1.1, -0.3, 1.3), "target": (0.45, 0.0, 0.62)}

@@ -31,10 +31,29 @@ class ReplayWorkerError(RuntimeError):
     """A replay worker process died, or could not start (the message says which, and what it was doing)."""
 
 
+class HelperFailed(RuntimeError):
+    """A helper process that could not start, died, or gave no answer in time.
+
+    Attributes:
+        summary: the message's first line (without the child's traceback).
+        what: the helper, as messages name it (e.g. "the window process").
+        exit_code: its exit code (negative: killed by that signal), None while it runs.
+        stderr: the end of its stderr, as :meth:`pixelrig.system.process.Helper.stderr_tail` words it.
+        error: the exception it raised while starting (None when it died or hung), as it was raised there.
+        trace: its traceback text ("" when it died or hung).
+    """
+
+    def __init__(self, message: str, *, what: str, exit_code: int | None = None, stderr: str = "",
+                 error: BaseException | None = None, trace: str = "") -> None:
+        super().__init__(message)
+        self.summary = message.splitlines()[0] if message else ""
+        self.what, self.exit_code, self.stderr, self.error, self.trace = what, exit_code, stderr, error, trace
+
+
 class PolicyError(RuntimeError):
     """A policy under evaluation raised, or returned an action of the wrong shape or a non-finite one. The message
     names the factor, the seed and the step; the episodes finished before are kept (resume goes on)."""
 
 
-__all__ = ["DatasetExistsError", "DatasetWriteError", "DisplayUnavailable", "PolicyError", "PortInUseError",
-           "RendererUnavailable", "ReplayWorkerError"]
+__all__ = ["DatasetExistsError", "DatasetWriteError", "DisplayUnavailable", "HelperFailed", "PolicyError",
+           "PortInUseError", "RendererUnavailable", "ReplayWorkerError"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds .venv-lerobot: the real dataset readers, in a venv of its own, for tests/test_lerobot_reader.py (LeRobot's
-# LeRobotDataset) and tests/test_datasets.py (robomimic's SequenceDataset).
+# Builds .venv-lerobot: the real dataset readers, in a venv of its own, for tests/test_datasets_lerobot_reader.py (LeRobot's
+# LeRobotDataset) and tests/test_datasets_robomimic.py (robomimic's SequenceDataset).
 #
 # lerobot >= 0.5 needs Python >= 3.12 (pybullet has no wheels there), so this venv holds the standalone
 # `lerobot-dataset` package (module `ledataset`), which carries the same v3.0 reader for Python 3.11, with:

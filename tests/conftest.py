@@ -204,3 +204,22 @@ def assert_restores_exactly(env, fresh, snap, run, fresh_seed: int = 0) -> None:
     fresh.reset(seed=fresh_seed)
     restore(fresh, Snapshot.from_bytes(snap.to_bytes()))
     assert_trees_equal(run(fresh), first)
+
+
+@pytest.fixture(scope="module")
+def robomimic_run(tmp_path_factory: pytest.TempPathFactory):
+    """A robomimic dataset of two PandaPush episodes (``tests.dataset_runs.record``): one to its TimeLimit, one cut
+    by close() after 3 steps; ``(path, live episodes)``."""
+    from tests.dataset_runs import record
+
+    path = tmp_path_factory.mktemp("rm") / "push.hdf5"
+    return path, record(path, "robomimic", [0, 1], cut_last=3)
+
+
+@pytest.fixture(scope="module")
+def lerobot_run(tmp_path_factory: pytest.TempPathFactory):
+    """The same two episodes as a LeRobot dataset; ``(path, live episodes)``."""
+    from tests.dataset_runs import record
+
+    path = tmp_path_factory.mktemp("lr") / "push"
+    return path, record(path, "lerobot", [0, 1], cut_last=3)

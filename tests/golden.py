@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
-from pixelrig.display.colours import colorize_depth, label_palette
+from pixelrig.display.colors import colorize_depth, label_palette
 from pixelrig.render.choice import probe_egl, probe_gl
 
 REPO = Path(__file__).resolve().parents[1]

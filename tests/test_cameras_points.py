@@ -21,7 +21,7 @@ from pixelrig.envs.scenes import PrimitivesEnv
 from pixelrig.experts.push import PushExpert
 
 from .conftest import assert_trees_equal, gl_or_skip, physics_state
-from .worlds import BuiltByFunctionEnv, plane, write_arm_urdf
+from .worlds import BuiltByFunctionEnv, arm_world, plane
 
 pytestmark = pytest.mark.usefixtures("release_gl")  # pybullet's EGL plugin cannot start beside gl
 
@@ -134,18 +134,6 @@ def test_intrinsics_and_extrinsics_of_a_fixed_camera(renderer: str) -> None:
         assert obs["o/intrinsics"].dtype == obs["o/extrinsics"].dtype == np.float32
     finally:
         env.close()
-
-
-def arm_world(tmp_path: Path, renderer: str) -> BuiltByFunctionEnv:
-    """The ground, and the test arm hanging 2 m up (flipped: its +z points down) with its hinge about x."""
-    urdf = write_arm_urdf(tmp_path)
-
-    def build(env: BuiltByFunctionEnv) -> None:
-        plane(env)
-        env.arm = env.load_body("arm", p.loadURDF(urdf, [0, 0, 2.0], [1, 0, 0, 0], useFixedBase=True,
-                                                  physicsClientId=env.client))
-
-    return BuiltByFunctionEnv(build, renderer=renderer)
 
 
 def pose_matrix(pos, quat) -> np.ndarray:

@@ -13,7 +13,7 @@ import pytest
 from pixelrig import Camera, CameraRig
 from pixelrig.envs.scenes import PrimitivesEnv
 
-from .worlds import BuiltByFunctionEnv, box_at, plane, write_arm_urdf
+from .worlds import BuiltByFunctionEnv, arm_world, box_at, plane
 
 DOWN = {"eye": (0.0, 0.0, 3.0), "target": (0.0, 0.0, 0.0), "up": (0.0, 1.0, 0.0)}
 ALL = ("rgb", "depth", "label")
@@ -101,20 +101,8 @@ def test_label_names_map_ids_to_names() -> None:
         env.close()
 
 
-def arm_env(tmp_path: Path, renderer: str) -> BuiltByFunctionEnv:
-    urdf = write_arm_urdf(tmp_path)
-
-    def build(env: BuiltByFunctionEnv) -> None:
-        plane(env)
-        # base 2 m up, flipped so that the base's and the arm's +z point down at the ground
-        env.arm = env.load_body("arm", p.loadURDF(urdf, [0, 0, 2.0], [1, 0, 0, 0], useFixedBase=True,
-                                                  physicsClientId=env.client))
-
-    return BuiltByFunctionEnv(build, renderer=renderer)
-
-
 def test_camera_on_base_link_uses_link_frame_not_centre_of_mass(tmp_path: Path, backend_name: str) -> None:
-    env = arm_env(tmp_path, backend_name)
+    env = arm_world(tmp_path, backend_name)
     try:
         cam = Camera("base_cam", mount="base", width=16, height=16, near=0.05, far=10.0, modalities=("depth",))
         depth = bound_rig(env, [cam]).render()["base_cam/depth"]
@@ -125,7 +113,7 @@ def test_camera_on_base_link_uses_link_frame_not_centre_of_mass(tmp_path: Path, 
 
 
 def test_mounted_camera_follows_its_link_and_only_its_link(tmp_path: Path, backend_name: str) -> None:
-    env = arm_env(tmp_path, backend_name)
+    env = arm_world(tmp_path, backend_name)
     try:
         cam = Camera("arm_cam", mount="arm/arm", offset=((0.4, 0, 0), (0, 0, 0, 1)), width=33, height=33,
                      near=0.05, far=10.0, modalities=("rgb", "depth"))
@@ -169,7 +157,7 @@ def test_one_call_per_camera_and_segmentation_only_for_labels() -> None:
 
 
 def test_unknown_mount_lists_existing_links(tmp_path: Path) -> None:
-    env = arm_env(tmp_path, "tiny")
+    env = arm_world(tmp_path, "tiny")
     try:
         msg = "Camera 'w': unknown mount link 'hand'; links in the scene: ground/planeLink, arm/base, arm/arm"
         with pytest.raises(ValueError, match=re.escape(msg)):

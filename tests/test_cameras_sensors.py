@@ -20,7 +20,7 @@ from pixelrig.cameras.lens import projection_from_intrinsics
 from pixelrig.cameras.noise import SensorNoise
 from pixelrig.cameras.presets import PRESETS
 from pixelrig.cameras.rigfile import load_rig
-from pixelrig.datasets.frames import depth_to_mm
+from pixelrig.datasets.steps import depth_to_mm
 from pixelrig.envs.scenes import PrimitivesEnv
 from pixelrig.render.registry import BACKENDS
 
@@ -291,10 +291,10 @@ def stereo_world(renderer: str) -> BuiltByFunctionEnv:
 
     def build(env: BuiltByFunctionEnv) -> None:
         c = env.client
-        for name, half, colour in (("wall", (0.05, 3.0, 3.0), (0.7, 0.7, 0.7, 1)),
+        for name, half, color in (("wall", (0.05, 3.0, 3.0), (0.7, 0.7, 0.7, 1)),
                                    ("block", (0.05, 0.12, 0.12), (0.4, 0.5, 0.7, 1))):
             col = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=c)
-            vis = p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=colour, physicsClientId=c)
+            vis = p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=color, physicsClientId=c)
             setattr(env, name, env.load_body(name, p.createMultiBody(0, col, vis, (10, 0, 1), physicsClientId=c)))
 
     return BuiltByFunctionEnv(build, renderer=renderer)

@@ -30,7 +30,7 @@ from pixelrig.datasets.collect_workers import run_expert
 from pixelrig.experts import LiftExpert
 from pixelrig.system.process import Helper
 from pixelrig.tools.cli import main
-from tests.test_datasets import NEW_RIG, run_episodes, run_reader
+from tests.dataset_runs import NEW_RIG, run_episodes, run_reader
 
 pa = pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
 h5py = pytest.importorskip("h5py", reason='robomimic datasets need h5py: pip install "pixelrig[datasets]"')

@@ -11,15 +11,9 @@ import pytest
 
 from pixelrig import Camera
 from pixelrig.datasets import depth_to_mm
-from tests.test_datasets import (
-    assert_stats_equal,
-    dataset_stats,
-    live_feature_values,
-    reader_venv_or_skip,
-    record,
-    record_then_kill,
-    run_reader,
-)
+from tests.dataset_runs import reader_venv_or_skip, record, run_reader
+from tests.test_datasets_lerobot import assert_stats_equal, dataset_stats, live_feature_values
+from tests.test_datasets_recorder import record_then_kill
 
 pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
 

@@ -18,7 +18,7 @@ from pixelrig import Camera, HumanWindow, PixelObs, VideoRecorder
 from pixelrig.display.window import DisplayWindow
 from pixelrig.errors import DisplayUnavailable
 
-from .colourings import mosaic_panes
+from .colorings import mosaic_panes
 from .conftest import assert_trees_equal, gl_or_skip, physics_state
 
 
@@ -67,7 +67,7 @@ def test_window_shows_the_frame_sent_at_its_scale(xvfb: str) -> None:
 
 def test_human_window_shows_the_tiled_rig(xvfb: str) -> None:
     """The window shows the rig's frame; each of its panes (a camera's rgb, depth colours, label colours) is
-    compared with the one made from the raw observations by the tests' own colourings (tests/colourings.py)."""
+    compared with the one made from the raw observations by the tests' own colourings (tests/colorings.py)."""
     pixels = PixelObs(gym.make("pixelrig/PandaPush-v0"))
     far = {cam.name: cam.far for cam in pixels.rig.cameras}
     env = HumanWindow(pixels, scale=1, title="pixelrig test: rig")

@@ -185,13 +185,13 @@ def test_randomised_physics_is_the_same_at_every_detail(seed: int) -> None:
     """Colours are drawn from a stream of their own, so the number of visual shapes a detail has never shifts
     the masses and frictions drawn (seed 4 drew other masses at "collision" before): the drawn physics and the
     trajectory are bitwise those of "full"; the colours drawn for a link are the same too."""
-    reference, run_full, colours_full = randomized_push("full", seed)
+    reference, run_full, colors_full = randomized_push("full", seed)
     for detail in DETAILS[1:]:
-        physical, run, colours = randomized_push(detail, seed)
+        physical, run, colors = randomized_push(detail, seed)
         assert_trees_equal(reference, physical, detail)
         assert_trees_equal(run_full, run, detail)
-        full_by_link = {(b, link): rgb[:3] for b, link, *rgb in colours_full}
-        assert all(full_by_link.get((b, link), rgb[:3]) == rgb[:3] for b, link, *rgb in colours), detail
+        full_by_link = {(b, link): rgb[:3] for b, link, *rgb in colors_full}
+        assert all(full_by_link.get((b, link), rgb[:3]) == rgb[:3] for b, link, *rgb in colors), detail
 
 
 @pytest.mark.parametrize("source_detail,target_detail", [("full", "collision"), ("collision", "simplified"),

@@ -21,14 +21,15 @@ PACKAGE = Path(pixelrig.__file__).resolve().parent
 REPO = PACKAGE.parent
 
 LAYERS: dict[str, int] = {
-    "version": 0, "errors": 0, "system": 0, "display": 1, "render": 1, "cameras": 2, "experts": 2, "control": 2,
+    "version": 0, "errors": -1, "system": 0, "display": 1, "render": 1, "cameras": 2, "experts": 2, "control": 2,
     "envs": 3,
     "tasks": 4, "snapshots": 4, "wrappers": 5, "vector": 6, "datasets": 6, "integrations": 7,
     "evaluation": 7, "tools": 8, "__main__": 9,
 }
-"""Each top-level room's rank: a module may import its own room and rooms of lower rank only (``vector`` and
-``datasets`` are peers and import neither each other, nor do ``integrations`` and ``evaluation``; ``display`` and
-``render`` likewise, ``cameras``, ``experts`` and ``control``, and ``tasks`` and ``snapshots``)."""
+"""Each top-level room's rank: a module may import its own room and rooms of lower rank only (``errors``, below every
+other room, imports nothing and every room may import it, ``system`` included; ``vector`` and ``datasets`` are peers
+and import neither each other, nor do ``integrations`` and ``evaluation``; ``display`` and ``render`` likewise,
+``cameras``, ``experts`` and ``control``, and ``tasks`` and ``snapshots``)."""
 
 LIGHT = ("version", "errors", "system", "display")
 """Rooms that import nothing of pixelrig's above them: the display's child processes load these alone."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pixelrig.display.colours import colorize_depth, colorize_labels, label_palette
+from pixelrig.display.colors import colorize_depth, colorize_labels, label_palette
 from pixelrig.render.convert import (
     decode_segmentation,
     depth_to_zbuffer,
@@ -66,8 +66,8 @@ def test_colorize_labels_distinct_and_stable() -> None:
     lab = np.array([[-1, 0, 1, 2, 3]], np.int32)
     img = colorize_labels(lab)
     assert (img[0, 0] == 0).all()
-    colours = {tuple(c) for c in img[0, 1:]}
-    assert len(colours) == 4
+    colors = {tuple(c) for c in img[0, 1:]}
+    assert len(colors) == 4
     # the colour of an id does not depend on which other ids are present
     np.testing.assert_array_equal(colorize_labels(np.array([[2]]))[0, 0], img[0, 3])
 

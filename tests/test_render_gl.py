@@ -183,7 +183,7 @@ def test_frame_format_matches_tiny() -> None:
 
 
 @needs_gl
-def test_colour_change_shows_up() -> None:
+def test_color_change_shows_up() -> None:
     env, gl, tiny_rig, gl_rig = _pair("pixelrig/CartPole-v0", {})
     try:
         before = gl_rig.render()["front/rgb"]

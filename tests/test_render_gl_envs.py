@@ -83,7 +83,7 @@ def test_snapshot_restore_is_exact_with_gl_pixels() -> None:
 
 
 @pytest.mark.parametrize("detail", ["full", "simplified", "collision"])
-def test_randomised_colours_and_every_detail_drawn_as_tiny_draws_them(detail: str) -> None:
+def test_randomised_colors_and_every_detail_drawn_as_tiny_draws_them(detail: str) -> None:
     random = pixelrig.Randomization(link_colors=True, mass_scale=(0.8, 1.2))
     frames = {}
     for renderer in ("tiny", "gl"):

@@ -107,7 +107,7 @@ def test_more_ambient_and_diffuse_brighten_and_specular_adds(scene) -> None:
     assert (darker[~drawn] == 255).all()  # the background is not lit
 
 
-def test_the_light_colour_tints_only_the_direct_term(scene) -> None:
+def test_the_light_color_tints_only_the_direct_term(scene) -> None:
     backend, request, _ = scene
     base, seg = _draw(backend, request, Lighting())
     tinted, _ = _draw(backend, request, Lighting(color=(1.0, 0.3, 0.3)))

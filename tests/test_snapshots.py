@@ -169,9 +169,9 @@ def test_undeclared_assignment_is_refused_with_the_fix() -> None:
     env = gym.make("pixelrig/PandaPush-v0")
     try:
         with pytest.raises(AttributeError, match=re.escape(
-                "PandaPushEnv.cube_colour cannot be assigned after construction: per-episode state must be "
+                "PandaPushEnv.cube_color cannot be assigned after construction: per-episode state must be "
                 "declared in PandaPushEnv.task_state")):
-            env.unwrapped.cube_colour = "red"
+            env.unwrapped.cube_color = "red"
         with pytest.raises(AttributeError, match=re.escape("PandaPushEnv.max_step cannot be assigned")):
             env.unwrapped.max_step = 0.1  # configuration is fixed after construction
         env.unwrapped.target_pos = np.zeros(3)  # declared task state

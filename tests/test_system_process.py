@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import pixelrig
-from pixelrig.system.process import FD_VAR, Helper, HelperFailed
+from pixelrig.errors import HelperFailed
+from pixelrig.system.process import FD_VAR, Helper
 
 from .conftest import child_pids, new_children
 

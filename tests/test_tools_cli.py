@@ -15,7 +15,7 @@ import pytest
 
 from pixelrig.cameras.rigfile import load_rig
 
-from .colourings import PLACEHOLDER, label_colours, off_depth_ramp
+from .colorings import PLACEHOLDER, label_colors, off_depth_ramp
 from .test_display_window import screenshot_of, window_geometry
 
 RIG_TOML = """
@@ -96,7 +96,7 @@ def test_view_an_env_id_with_a_rig_file(xvfb: str, tmp_path: Path) -> None:
     # finely sampled ramp; the rgb pane is 122 off on average) and more than one colour (69 here).
     assert off_depth_ramp(front_depth).max() <= 3 and len(np.unique(front_depth.reshape(-1, 3), axis=0)) > 10
     # The label pane: each pixel black or a body's colour (the scene has a handful of bodies), two at least.
-    palette = label_colours(np.arange(-1, 16)[None])[0]
+    palette = label_colors(np.arange(-1, 16)[None])[0]
     assert (np.abs(front_label[:, :, None].astype(int) - palette).max(axis=-1).min(axis=-1) <= 1).all()
     assert len(np.unique(front_label.reshape(-1, 3), axis=0)) >= 2
     assert (hand[:, 32:96] == PLACEHOLDER).all(), "hand has no depth or labels: grey tiles"

@@ -14,7 +14,7 @@ from pixelrig import PixelObs
 from pixelrig.experts.push import PushExpert
 from pixelrig.tools.demo import run_demo
 
-from .colourings import mosaic_panes
+from .colorings import mosaic_panes
 
 
 def demo_run_again(steps: int, seed: int = 0) -> tuple[list[dict], list[dict], dict[str, float]]:
@@ -47,7 +47,7 @@ def demo_run_again(steps: int, seed: int = 0) -> tuple[list[dict], list[dict], d
 
 def test_demo_writes_sheet_and_video(tmp_path: Path) -> None:
     """The sheet and every video frame show the run's rig (rgb | depth colours | label colours per camera), compared
-    pane by pane with the same run made again here and coloured by the tests' own colourings (tests/colourings.py)."""
+    pane by pane with the same run made again here and coloured by the tests' own colourings (tests/colorings.py)."""
     result = run_demo(tmp_path, steps=14, renderer="tiny")
     sheet = iio.imread(result.sheet)
     # 3 cameras x (rgb | depth | label), 84 px tiles scaled 3x

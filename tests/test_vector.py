@@ -19,9 +19,9 @@ import pytest
 import pixelrig
 from pixelrig import Camera
 from pixelrig.render.egl_devices import EglDevice, egl_index_for, select_gpu, visible_cuda_devices
-from pixelrig.vector.batched import ProcessVectorEnv
 from pixelrig.vector.factory import EnvFactory
 from pixelrig.vector.make import make_vec
+from pixelrig.vector.process import ProcessVectorEnv
 from pixelrig.vector.shared import SharedLayout
 
 from .conftest import assert_trees_equal, child_pids, egl_or_skip, new_children

@@ -1,4 +1,4 @@
-"""The autoreset bookkeeping (pixelrig.vector.batch.EnvBatch under BatchedVectorEnv) under Hypothesis: drawn
+"""The autoreset bookkeeping (pixelrig.vector.batched.EnvBatch under BatchedVectorEnv) under Hypothesis: drawn
 sequences of terminated/truncated flags per env, and drawn partial resets (``options={"reset_mask": mask}``), in all
 three of Gymnasium's autoreset modes, checked against a tiny model of Gymnasium's documented semantics written here
 (https://farama.org/Vector-Autoreset-Mode) and against Gymnasium's own SyncVectorEnv, result for result.

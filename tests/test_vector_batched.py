@@ -193,7 +193,7 @@ def test_steps_drawn_in_parts_are_deterministic_and_match_one_pass() -> None:
     """A process draws its envs' rigs a part at a time while the next part steps (``chunk_envs``): the same seed
     and actions give the same pixels bit for bit, and parts of any size give one pass's images (labels >= 99.9%:
     only the tiles' places in the framebuffer differ) and the same states, autoresets included."""
-    from pixelrig.vector.batch import chunk_size
+    from pixelrig.vector.batched import chunk_size
 
     assert [chunk_size(n) for n in (1, 4, 16, 17, 64)] == [4, 4, 4, 5, 16]
     cams = small_push_cams()
@@ -226,7 +226,7 @@ def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.M
     """Counted, not assumed: a reset draws all 8 envs' 24 cameras in one GL pass, and a step one pass per part of
     ``chunk_size(8)`` = 4 envs (12 cameras each), autoresets included: never a pass per env."""
     from pixelrig.render.gl.pipeline import GlPipeline
-    from pixelrig.vector.batch import chunk_size
+    from pixelrig.vector.batched import chunk_size
 
     passes: list[int] = []
     submit = GlPipeline.submit

@@ -38,7 +38,7 @@ from pixelrig.display.web import FrameLayout, Slot, compose, grid_columns
 from pixelrig.errors import PortInUseError
 from pixelrig.wrappers.browser_view import VectorBrowserView
 
-from .colourings import mosaic_panes, view_panes
+from .colorings import mosaic_panes, view_panes
 from .conftest import assert_trees_equal, physics_state
 
 CHROMIUM = "/usr/bin/chromium"
@@ -275,7 +275,7 @@ def test_compose_views() -> None:
     assert np.array_equal(rgb[20:40, 10:50], frames["a/rgb"][0, 20:40, 10:50]) and (rgb[30:, 50:] == 0).all()
     depth = compose(first, one, "depth")
     assert (depth[20:30, 60:80] == 48).all(), "a camera without depth is drawn grey"
-    # The pictures against the tests' own colourings (tests/colourings.py) of the raw frames, pane by pane:
+    # The pictures against the tests' own colourings (tests/colorings.py) of the raw frames, pane by pane:
     # measured 0.0 on every pane; a depth pane showing the rgb image instead is 93 grey levels off.
     raw, far = {k: v[0] for k, v in frames.items()}, {"a": 5.0}
     for name, errors in (("depth", view_panes(depth, raw, far, "depth")), ("all", mosaic_panes(all_view, raw, far))):
@@ -704,7 +704,7 @@ def test_chromium_shows_the_rig_and_follows_the_run(chromium) -> None:
                 at = settle()
                 shot = canvas_pixels(page)
                 assert_looks_like(shot, expected(view, history[at], mode), f"the {mode} view")
-                # Against the tests' own colourings of the raw frames (tests/colourings.py), pane by pane. JPEG
+                # Against the tests' own colourings of the raw frames (tests/colorings.py), pane by pane. JPEG
                 # (quality 90, chroma at half resolution) loses most at the sharp colour edges of the label panes:
                 # over three runs, mean differences 1.7-4.5 (depth panes), 2.0-7.5 (label panes), 2.5-3.1 (rgb
                 # panes, "all" view); a depth pane showing the rgb image instead is 51-91 off.

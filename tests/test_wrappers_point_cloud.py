@@ -117,7 +117,7 @@ def test_voxel_downsampling_keeps_one_point_per_voxel() -> None:
         env.close()
 
 
-def test_cameras_without_rgb_or_label_give_zero_colour_and_label_minus_one() -> None:
+def test_cameras_without_rgb_or_label_give_zero_color_and_label_minus_one() -> None:
     env = primitives_cloud(64, rig=[Camera("bare", modalities=("points",), **TOP)], seed=0)
     try:
         obs, _ = env.reset(seed=0)

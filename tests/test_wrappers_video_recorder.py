@@ -18,7 +18,7 @@ from pixelrig import Camera, PixelObs, VideoRecorder
 from pixelrig.display.video import VideoStream
 from pixelrig.wrappers.video_recorder import capped_cubic_video_schedule
 
-from .colourings import mosaic_panes
+from .colorings import mosaic_panes
 
 
 def frames_of(path: Path) -> list[np.ndarray]:
@@ -98,7 +98,7 @@ def test_one_mp4_per_episode_reads_back(tmp_path: Path) -> None:
 
 def test_gif_of_the_tiled_rig(tmp_path: Path) -> None:
     """The gif shows each step's rig, tiled: its rgb, depth colours and label colours, compared pane by pane with
-    the colourings written again in the tests (tests/colourings.py) from the raw observations."""
+    the colourings written again in the tests (tests/colorings.py) from the raw observations."""
     pixels = PixelObs(gym.make("pixelrig/CartPole-v0"))
     far = {cam.name: cam.far for cam in pixels.rig.cameras}
     env = VideoRecorder(pixels, tmp_path, video_format="gif", fps=10, name_prefix="rig")

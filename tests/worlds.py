@@ -53,6 +53,20 @@ def plane(env: BulletEnv) -> None:
     env.load_body("ground", p.loadURDF("plane.urdf", physicsClientId=env.client))
 
 
+def arm_world(folder: Path, renderer: str | None = None) -> BuiltByFunctionEnv:
+    """The ground, and the test arm (:func:`write_arm_urdf`, written into ``folder``) with its base 2 m up, flipped
+    so that the base's and the arm's +z point down at the ground; its hinge is about x. The arm's body id is
+    ``env.arm``."""
+    urdf = write_arm_urdf(folder)
+
+    def build(env: BuiltByFunctionEnv) -> None:
+        plane(env)
+        env.arm = env.load_body("arm", p.loadURDF(urdf, [0, 0, 2.0], [1, 0, 0, 0], useFixedBase=True,
+                                                  physicsClientId=env.client))
+
+    return BuiltByFunctionEnv(build, renderer=renderer)
+
+
 def box_at(env: BulletEnv, name: str, pos: tuple[float, float, float], half: float = 0.2) -> int:
     c = env.client
     col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=c)

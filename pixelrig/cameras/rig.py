@@ -143,7 +143,7 @@ def depth_space(cam: Camera, hw: tuple[int, int], stereo: bool = False) -> space
     return kind(low, np.float32(cam.far), (*hw, 1), np.float32)
 
 
-def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dict[str, spaces.Box]:
+def camera_spaces(cams: Iterable[Camera], camera_params: bool = False) -> dict[str, spaces.Box]:
     """Observation spaces of a rig, from the specs alone.
 
     rgb (H,W,3) uint8; depth (H,W,1) float32 metres in [near, far] (from 0 for a noise model whose pixels may
@@ -154,7 +154,7 @@ def camera_spaces(cameras: Iterable[Camera], camera_params: bool = False) -> dic
     ``"<camera>/extrinsics"`` (4,4) float32 (rotation entries in [-1, 1], translation unbounded, last row 0 0 0 1).
     """
     out: dict[str, spaces.Box] = {}
-    for cam in cameras:
+    for cam in cams:
         hw = (cam.height, cam.width)
         for mod in cam.modalities:
             if mod == "rgb":
@@ -208,7 +208,7 @@ class CameraRig:
     Noise, period and latency are not the rig's: :class:`~pixelrig.PixelObs` applies them to what the rig draws.
 
     Args:
-        cameras: Cameras or camera dicts (``Camera.from_dict`` format); names must be unique.
+        cams: Cameras or camera dicts (``Camera.from_dict`` format); names must be unique.
         classes: glob pattern -> class id for the ``class`` modality (see :func:`match_classes`).
         camera_params: add ``"<camera>/intrinsics"`` (OpenCV K) and ``"<camera>/extrinsics"`` (world -> camera,
             OpenCV axes) to every render, float32.
@@ -217,9 +217,9 @@ class CameraRig:
         ValueError: duplicate camera names, an empty rig, or a bad ``classes`` map.
     """
 
-    def __init__(self, cameras: Iterable[CameraLike], classes: Mapping[str, int] | None = None,
+    def __init__(self, cams: Iterable[CameraLike], classes: Mapping[str, int] | None = None,
                  camera_params: bool = False) -> None:
-        self.cameras: tuple[Camera, ...] = as_cameras(cameras)
+        self.cameras: tuple[Camera, ...] = as_cameras(cams)
         self.classes: dict[str, int] = check_classes(classes)
         self.camera_params = bool(camera_params)
         self._lenses: list[LensPlan] = []
@@ -339,7 +339,7 @@ class CameraRig:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
         return self._lenses[i].rays
 
-    def requests(self, cameras: Iterable[int] | None = None) -> list[CameraRequest]:
+    def requests(self, cams: Iterable[int] | None = None) -> list[CameraRequest]:
         """What to draw now: a :class:`~pixelrig.render.backends.CameraRequest` per camera, in rig order (the
         segmentation pass only for cameras that return label, link or class images, and for normal cameras on
         backends that do not draw normals; normals asked for where the camera returns them), followed by its right
@@ -349,11 +349,11 @@ class CameraRig:
         remembered for :meth:`decode` (points and extrinsics are those of the pose drawn).
 
         Args:
-            cameras: indices of the cameras to draw (in rig order); None draws every camera.
+            cams: indices of the cameras to draw (in rig order); None draws every camera.
         """
         if self._backend is None:
             raise RuntimeError("CameraRig.bind(backend) must be called before rendering")
-        drawn = list(range(len(self.cameras))) if cameras is None else sorted(set(cameras))
+        drawn = list(range(len(self.cameras))) if cams is None else sorted(set(cams))
         views = self.views()
         self._views = views
         self._drawn = drawn
@@ -555,11 +555,11 @@ class CameraRig:
         self._rays[i] = (tuple(view), rays)
         return rays
 
-    def render(self, cameras: Iterable[int] | None = None) -> dict[str, np.ndarray]:
-        """Render every camera (or those at the indices ``cameras``) once: ``{"<camera>/<modality>": array}`` with
+    def render(self, cams: Iterable[int] | None = None) -> dict[str, np.ndarray]:
+        """Render every camera (or those at the indices ``cams``) once: ``{"<camera>/<modality>": array}`` with
         fresh (unshared) arrays. One ``getCameraImage`` call per camera on pybullet's renderers (two for a stereo
         camera); one pass for all of them on gl."""
-        requests = self.requests(cameras)  # raises a clear error when the rig is not bound yet
+        requests = self.requests(cams)  # raises a clear error when the rig is not bound yet
         return self.decode(self._backend.render(requests))  # type: ignore[union-attr]
 
 

@@ -7,10 +7,10 @@ imported when a dataset is opened, tqdm when ``replay`` or ``collect`` runs.
 """
 
 from pixelrig.datasets.formats import open_dataset
-from pixelrig.datasets.frames import depth_to_mm, mm_to_depth
 from pixelrig.datasets.info import DEPTH_CONVENTION, FORMATS, DatasetInfo
 from pixelrig.datasets.recorder import DatasetRecorder
 from pixelrig.datasets.replay import ReplayResult, replay
+from pixelrig.datasets.steps import depth_to_mm, mm_to_depth
 from pixelrig.errors import DatasetExistsError, DatasetWriteError, ReplayWorkerError
 
 __all__ = [

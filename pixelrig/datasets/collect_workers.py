@@ -17,10 +17,11 @@ from typing import Any
 import gymnasium as gym
 
 from pixelrig.cameras.spec import Camera
-from pixelrig.datasets.frames import EpisodeAttrs, Frame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.recorder import DatasetRecorder
-from pixelrig.system.process import Helper, HelperFailed, stop_all
+from pixelrig.datasets.steps import EpisodeAttrs, Step
+from pixelrig.errors import HelperFailed
+from pixelrig.system.process import Helper, stop_all
 from pixelrig.wrappers.pixel_obs import PixelObs
 
 _MODULE = "pixelrig.datasets.collect_worker_main"
@@ -34,7 +35,7 @@ class CollectJob:
         env_id: the task's gymnasium id.
         expert: the expert's class name (``pixelrig.experts.EXPERTS[env_id]``'s).
         env_kwargs: more ``gym.make`` arguments.
-        cameras: the rig as camera dicts (None: the task's default rig).
+        cams: the rig as camera dicts (None: the task's default rig).
         renderer: the backend to draw with (None: ``PIXELRIG_RENDERER``, else auto).
         first_seed: attempt ``i`` resets with seed ``first_seed + i``.
         path: the dataset being collected (named in messages).
@@ -43,7 +44,7 @@ class CollectJob:
     env_id: str
     expert: str
     env_kwargs: dict[str, Any]
-    cameras: tuple[dict[str, Any], ...] | None
+    cams: tuple[dict[str, Any], ...] | None
     renderer: str | None
     first_seed: int
     path: str
@@ -64,7 +65,7 @@ class Episode:
 
     attempt: int
     seed: int
-    frames: list[Frame]
+    frames: list[Step]
     final_snapshot: bytes
     end: str
     success: bool
@@ -84,10 +85,10 @@ class EpisodeBuffer:
         self.info = info
         self.path = Path("<memory>")
         self.num_episodes = 0
-        self.frames: list[Frame] = []
-        self.finished: tuple[list[Frame], bytes, str] | None = None
+        self.frames: list[Step] = []
+        self.finished: tuple[list[Step], bytes, str] | None = None
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress."""
         self.frames.append(frame)
 
@@ -97,7 +98,7 @@ class EpisodeBuffer:
         self.num_episodes += 1
         return self.num_episodes - 1
 
-    def take(self) -> tuple[list[Frame], bytes, str]:
+    def take(self) -> tuple[list[Step], bytes, str]:
         """The finished episode's frames, final snapshot and end (once).
 
         Raises:
@@ -160,7 +161,7 @@ class ExpertRecorder:
         self.job = job
         env = gym.make(job.env_id, renderer=job.renderer, **job.env_kwargs)
         try:
-            cams = None if job.cameras is None else [Camera.from_dict(c) for c in job.cameras]
+            cams = None if job.cams is None else [Camera.from_dict(c) for c in job.cams]
             self.recorder = DatasetRecorder(PixelObs(env, cams=cams), job.path, writer=EpisodeBuffer)
             self.expert = experts.EXPERTS[job.env_id](self.recorder)
         except BaseException:

@@ -12,8 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
-from pixelrig.datasets.frames import EpisodeAttrs, Frame, StoredFrame
 from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.steps import EpisodeAttrs, Step, StoredStep
 from pixelrig.datasets.target import check_format, detect_format, prepare_target
 
 
@@ -27,12 +27,12 @@ class EpisodeWriter(Protocol):
     needs_next_obs: bool
     """Whether frames' ``next_obs`` is stored (robomimic's next_obs)."""
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
 
     def end_episode(self, final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None) -> int:
         """Commit the episode in progress; ``end`` is "terminated", "truncated" or "cut"; ``attrs`` are stored with
-        it (:func:`~pixelrig.datasets.frames.check_attrs`). Returns its index."""
+        it (:func:`~pixelrig.datasets.steps.check_attrs`). Returns its index."""
 
     def abort_episode(self) -> None:
         """Drop the episode in progress (its files are removed)."""
@@ -57,7 +57,7 @@ class DatasetReader(Protocol):
     def episode_attrs(self, episode: int) -> dict[str, bool | int | float | str]:
         """What ``end_episode(attrs=...)`` stored with ``episode`` (empty when nothing was)."""
 
-    def frames(self, episode: int) -> Iterator[StoredFrame]:
+    def frames(self, episode: int) -> Iterator[StoredStep]:
         """The episode's frames in order, read in bounded memory."""
 
     def final_snapshot(self, episode: int) -> bytes:

@@ -33,6 +33,9 @@ FRAME_CONVENTION = (
     "(reward, terminated, truncated); an episode cut short by reset() or close() ends truncated"
 )
 
+JSON_KEYS = {"cams": "cameras"}
+"""Fields of :class:`DatasetInfo` stored under another JSON key (datasets written before the rename still load)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class DatasetInfo:
@@ -47,7 +50,7 @@ class DatasetInfo:
             dataclasses as ``{"__dataclass__": "module:Class", field: ...}``; functions as ``{"__callable__"}``).
         max_episode_steps: the TimeLimit of the env's spec (None: none).
         renderer: the backend that drew the images (a key of :data:`pixelrig.render.registry.BACKENDS`).
-        cameras: the rig, as ``Camera.to_dict()`` dicts.
+        cams: the rig, as ``Camera.to_dict()`` dicts (stored under the JSON key ``"cameras"``).
         fps: frames per second (LeRobot timestamps are frame_index / fps).
         task: the task description of every frame.
         rgb: cameras whose RGB images are stored.
@@ -66,7 +69,7 @@ class DatasetInfo:
     env_kwargs: dict[str, Any]
     max_episode_steps: int | None
     renderer: str
-    cameras: tuple[dict[str, Any], ...]
+    cams: tuple[dict[str, Any], ...]
     fps: int
     task: str
     rgb: tuple[str, ...]
@@ -80,8 +83,8 @@ class DatasetInfo:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict, with the conventions spelled out for people reading the file."""
-        out = dataclasses.asdict(self)
-        out["cameras"] = list(self.cameras)
+        out = {JSON_KEYS.get(k, k): v for k, v in dataclasses.asdict(self).items()}
+        out["cameras"] = list(self.cams)
         out["rgb"], out["depth"] = list(self.rgb), list(self.depth)
         out["state_shape"] = None if self.state_shape is None else list(self.state_shape)
         out["action_shape"] = list(self.action_shape)
@@ -100,7 +103,7 @@ class DatasetInfo:
             return cls(
                 env_id=data["env_id"], env_kwargs=dict(data["env_kwargs"]),
                 max_episode_steps=data["max_episode_steps"], renderer=data["renderer"],
-                cameras=tuple(dict(c) for c in data["cameras"]), fps=int(data["fps"]), task=data["task"],
+                cams=tuple(dict(c) for c in data["cameras"]), fps=int(data["fps"]), task=data["task"],
                 rgb=tuple(data["rgb"]), depth=tuple(data["depth"]),
                 state_shape=None if data["state_shape"] is None else tuple(data["state_shape"]),
                 action_shape=tuple(data["action_shape"]), action_dtype=data["action_dtype"],
@@ -113,7 +116,7 @@ class DatasetInfo:
 
     def camera(self, name: str) -> Camera:
         """The recorded camera called ``name``."""
-        for spec in self.cameras:
+        for spec in self.cams:
             if spec["name"] == name:
                 return Camera.from_dict(spec)
         raise KeyError(name)
@@ -125,9 +128,9 @@ class DatasetInfo:
 
     def compatible_with(self, other: DatasetInfo) -> str | None:
         """None when ``other`` describes frames that can join this dataset (resume); else what differs."""
-        for field in ("env_id", "env_kwargs", "cameras", "fps", "rgb", "depth", "state_shape", "action_shape",
+        for field in ("env_id", "env_kwargs", "cams", "fps", "rgb", "depth", "state_shape", "action_shape",
                       "action_dtype"):
             mine, theirs = getattr(self, field), getattr(other, field)
             if json.dumps(mine, sort_keys=True, default=list) != json.dumps(theirs, sort_keys=True, default=list):
-                return f"{field}: the dataset has {mine!r}, this recorder has {theirs!r}"
+                return f"{JSON_KEYS.get(field, field)}: the dataset has {mine!r}, this recorder has {theirs!r}"
         return None

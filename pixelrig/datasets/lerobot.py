@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 
 from pixelrig.datasets.files import LOW_SPACE, atomic_write_bytes, atomic_write_json, check_writable_folder, writing
-from pixelrig.datasets.frames import EpisodeAttrs, Frame, StoredFrame, check_attrs, plain_attr
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.stats import HistogramStats, aggregate_stats, stats_from_json, stats_to_json, vector_stats
+from pixelrig.datasets.steps import EpisodeAttrs, Step, StoredStep, check_attrs, plain_attr
 from pixelrig.display.video import VideoStream
 from pixelrig.errors import DatasetWriteError
 
@@ -253,7 +253,7 @@ class _Episode:
         self.snapshots = pa.parquet.ParquetWriter(self.staging / "snapshots.parquet", _snapshot_schema(),
                                                   compression="zstd")
         self.length = 0
-        self.rows: list[Frame] = []
+        self.rows: list[Step] = []
         self.snapshot_rows: list[bytes] = []
         self.vectors: dict[str, list[np.ndarray]] = {}
         self.image_stats = {cam: HistogramStats(3, 256, 1.0 / 255.0) for cam in writer.info.rgb}
@@ -343,7 +343,7 @@ class LeRobotWriter:
 
     # ---- writing ----
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
         with writing(f"episode {self.num_episodes}", self.path, self.num_episodes):
             if self._episode is None:
@@ -413,7 +413,7 @@ class LeRobotWriter:
             final_snapshot: the state after the last action.
             end: "terminated", "truncated" or "cut" (stored as ``pixelrig/end``).
             attrs: values stored with the episode, each as a column ``pixelrig/<name>`` of its ``meta/episodes``
-                row (:func:`~pixelrig.datasets.frames.check_attrs`).
+                row (:func:`~pixelrig.datasets.steps.check_attrs`).
 
         Returns:
             The episode's index.
@@ -564,7 +564,7 @@ class LeRobotReader:
         for batch in file.iter_batches(batch_size=ROW_GROUP, columns=["snapshot"]):
             yield from batch.column(0).to_pylist()
 
-    def frames(self, episode: int) -> Iterator[StoredFrame]:
+    def frames(self, episode: int) -> Iterator[StoredStep]:
         """The episode's frames (actions, rewards, flags, states, snapshots), in order."""
         self._check(episode)
         columns = ["action", "next.reward", "next.terminated", "next.truncated"]
@@ -576,7 +576,7 @@ class LeRobotReader:
         for batch in data.iter_batches(batch_size=ROW_GROUP, columns=columns):
             cols = batch.to_pydict()
             for i in range(batch.num_rows):
-                yield StoredFrame(
+                yield StoredStep(
                     action=np.asarray(cols["action"][i], dtype=self.info.action_dtype).reshape(self.info.action_shape),
                     reward=float(cols["next.reward"][i]), terminated=bool(cols["next.terminated"][i]),
                     truncated=bool(cols["next.truncated"][i]),

@@ -15,8 +15,8 @@ import numpy as np
 from gymnasium import spaces
 
 from pixelrig.datasets.formats import EpisodeWriter, open_writer
-from pixelrig.datasets.frames import Frame, Observation, split_observation
 from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.steps import Observation, Step, split_observation
 from pixelrig.datasets.target import check_format
 from pixelrig.envs.base import BulletEnv
 from pixelrig.errors import DatasetWriteError
@@ -138,7 +138,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         self.info = DatasetInfo(
             **described,
-            cameras=tuple(c.to_dict() for c in cameras), fps=int(fps),
+            cams=tuple(c.to_dict() for c in cameras), fps=int(fps),
             task=task if task is not None else (described["env_id"] or type(base).__name__),
             rgb=rgb, depth=depth,
             state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),
@@ -151,7 +151,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._identity: dict[str, Any] | None = None
         self._obs: Observation | None = None  # the observation the next action is taken in
         self._snap: bytes | None = None       # the state it was rendered in
-        self._held: Frame | None = None       # the last frame, written once the episode goes on or ends
+        self._held: Step | None = None       # the last frame, written once the episode goes on or ends
         self._ended: str | None = None        # why no episode is in progress ("terminated", ...) after a step
         self._closed = False
 
@@ -196,7 +196,7 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         stored_action = np.array(action, dtype=self.info.action_dtype).reshape(self.info.action_shape)
         obs, reward, terminated, truncated, info = self.env.step(action)
         nxt = self._observation(obs)
-        frame = Frame(self._obs, stored_action, float(reward), bool(terminated), bool(truncated), self._snap, nxt)
+        frame = Step(self._obs, stored_action, float(reward), bool(terminated), bool(truncated), self._snap, nxt)
         try:
             if self._held is not None:
                 self.writer.add_frame(self._held)

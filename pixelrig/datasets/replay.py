@@ -18,12 +18,12 @@ from pixelrig.cameras.rig import CameraLike
 from pixelrig.cameras.rigfile import rig_cameras
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.formats import DatasetReader, open_dataset, open_writer, writer_class
-from pixelrig.datasets.frames import Frame, Observation, StoredFrame
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.rebuild import MakeEnv, make_recorded_env, recorded_env_args
 from pixelrig.datasets.replay_workers import Workers, loadable_elsewhere
 from pixelrig.datasets.rerender import EpisodeEnd, Item, ReplayLooks, SnapshotDrawer, episode_items
 from pixelrig.datasets.robomimic import RobomimicReader
+from pixelrig.datasets.steps import Observation, Step, StoredStep
 from pixelrig.datasets.target import check_format, check_target, detect_format
 from pixelrig.envs.presets import LooksPreset
 from pixelrig.envs.randomization import Randomization
@@ -238,7 +238,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
     success = False
     try:
         info: DatasetInfo = dataclasses.replace(
-            reader.info, cameras=tuple(c.to_dict() for c in cameras),
+            reader.info, cams=tuple(c.to_dict() for c in cameras),
             rgb=tuple(c.name for c in cameras if "rgb" in c.modalities),
             depth=tuple(c.name for c in cameras if "depth" in c.modalities),
             renderer=source.backend, pixelrig_version=__version__, replayed_from=str(src.resolve()),
@@ -253,7 +253,7 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
                     for e in range(len(lengths)):
                         if snapshots_from is not None:  # robomimic to robomimic: copy the compressed snapshots
                             writer.take_snapshots_from(snapshots_from, f"demo_{e}")
-                        held: tuple[StoredFrame, Observation] | None = None
+                        held: tuple[StoredStep, Observation] | None = None
                         for item in source.episode(e):
                             if isinstance(item, EpisodeEnd):
                                 if held is not None and item.final is not None:
@@ -293,5 +293,5 @@ def _advice(code: int) -> str:
     return "check the path and the disk, then run replay again"
 
 
-def _frame(stored: StoredFrame, obs: Observation, next_obs: Observation) -> Frame:
-    return Frame(obs, stored.action, stored.reward, stored.terminated, stored.truncated, stored.snapshot, next_obs)
+def _frame(stored: StoredStep, obs: Observation, next_obs: Observation) -> Step:
+    return Step(obs, stored.action, stored.reward, stored.terminated, stored.truncated, stored.snapshot, next_obs)

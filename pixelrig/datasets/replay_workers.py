@@ -19,8 +19,8 @@ from typing import Any
 
 from pixelrig.datasets.rebuild import MakeEnv
 from pixelrig.datasets.rerender import EpisodeEnd, Item
-from pixelrig.errors import ReplayWorkerError
-from pixelrig.system.process import Helper, HelperFailed, stop_all
+from pixelrig.errors import HelperFailed, ReplayWorkerError
+from pixelrig.system.process import Helper, stop_all
 
 BATCH = 8
 """Frames per message from a worker."""
@@ -109,7 +109,7 @@ class Workers:
         count: worker processes.
         src: the recorded dataset.
         episodes: how many episodes it has.
-        cameras: the new rig, as camera dicts.
+        cams: the new rig, as camera dicts.
         renderer: the backend to draw with (None: the recorded one).
         make_env: as :func:`~pixelrig.datasets.replay`'s (it must load in another process).
         needs_next_obs: render the state after each episode's last action too.
@@ -120,14 +120,14 @@ class Workers:
         ReplayWorkerError: a worker died while starting; the error a worker raised while starting is raised as it is.
     """
 
-    def __init__(self, count: int, src: Path, episodes: int, cameras: list[dict[str, Any]], renderer: str | None,
+    def __init__(self, count: int, src: Path, episodes: int, cams: list[dict[str, Any]], renderer: str | None,
                  make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int, looks: Any = None) -> None:
         buffered = max(2, BUFFER_BYTES // max(1, BATCH * frame_bytes))
         self.workers: list[_Worker] = []
         self.count = count
         try:
             for k in range(count):
-                job = {"src": str(src), "cameras": cameras, "renderer": renderer,
+                job = {"src": str(src), "cameras": cams, "renderer": renderer,
                        "make_env": None if make_env is None else pickle.dumps(make_env),
                        "episodes": list(range(k, episodes, count)), "needs_next_obs": needs_next_obs,
                        "looks": None if looks is None else pickle.dumps(looks)}

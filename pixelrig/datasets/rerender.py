@@ -14,7 +14,7 @@ import pybullet as p
 from pixelrig.cameras.spec import Camera
 from pixelrig.datasets.bullet_file import PoseRestorer
 from pixelrig.datasets.formats import DatasetReader
-from pixelrig.datasets.frames import Observation, StoredFrame, depth_to_mm
+from pixelrig.datasets.steps import Observation, StoredStep, depth_to_mm
 from pixelrig.envs.looks import distractor_ids, draw_looks, remake_distractors, visual_links, wear_textures
 from pixelrig.envs.presets import LooksPreset, looks_preset
 from pixelrig.envs.randomization import Randomization
@@ -74,7 +74,7 @@ class EpisodeEnd:
     last: Observation | None
 
 
-Item = tuple[StoredFrame, Observation] | EpisodeEnd
+Item = tuple[StoredStep, Observation] | EpisodeEnd
 """What :func:`episode_items` yields: each frame as stored with its new observation, then an :class:`EpisodeEnd`."""
 
 
@@ -100,15 +100,15 @@ class SnapshotDrawer:
     Args:
         make_pixel: returns the env to restore into, wrapped in ``PixelObs(..., cams, pixels_only=True)`` (with the
             looks' background, if any).
-        cameras: the rig (their "rgb" and "depth" images are kept).
+        cams: the rig (their "rgb" and "depth" images are kept).
         looks: new looks, or None (the recorded ones).
     """
 
-    def __init__(self, make_pixel: Callable[[], PixelObs], cameras: tuple[Camera, ...],
+    def __init__(self, make_pixel: Callable[[], PixelObs], cams: tuple[Camera, ...],
                  looks: ReplayLooks | None = None) -> None:
-        self.fars = {c.name: c.far for c in cameras}
-        self.rgb = tuple(c.name for c in cameras if "rgb" in c.modalities)
-        self.depth = tuple(c.name for c in cameras if "depth" in c.modalities)
+        self.fars = {c.name: c.far for c in cams}
+        self.rgb = tuple(c.name for c in cams if "rgb" in c.modalities)
+        self.depth = tuple(c.name for c in cams if "depth" in c.modalities)
         self.pixel = make_pixel()
         self.inner = self.pixel.env
         self.poses = PoseRestorer(self.pixel.unwrapped.client)

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from pixelrig.datasets.files import check_writable_folder, writing
-from pixelrig.datasets.frames import EpisodeAttrs, Frame, Observation, StoredFrame, check_attrs, plain_attr
 from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.steps import EpisodeAttrs, Observation, Step, StoredStep, check_attrs, plain_attr
 
 ENV_TYPE_GYM = 2
 """robomimic's ``EnvType.GYM_TYPE``."""
@@ -118,7 +118,7 @@ class _Episode:
                 make(f"{group}/{key}", shape, dtype, compress=key != "state")
         self.states: Any = None
         self.length = 0
-        self.pending: list[Frame] = []
+        self.pending: list[Step] = []
         self.snapshots_from = snapshots_from
 
     def write_states(self, snapshots: list[bytes]) -> None:
@@ -191,7 +191,7 @@ class RobomimicWriter:
             raise RuntimeError("take_snapshots_from() must come before the episode's first frame")
         self._snapshots_from = (Path(source), demo)
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
         with writing(f"episode {self.num_episodes}", staging_file(self.path), self.num_episodes):
             if self._episode is None:
@@ -234,7 +234,7 @@ class RobomimicWriter:
             final_snapshot: the state after the last action.
             end: "terminated", "truncated" or "cut" (stored as ``pixelrig_end``).
             attrs: values stored with the episode, each as the attribute ``pixelrig_<name>`` of ``demo_<k>``
-                (:func:`~pixelrig.datasets.frames.check_attrs`).
+                (:func:`~pixelrig.datasets.steps.check_attrs`).
 
         Returns:
             The episode's index k.
@@ -352,7 +352,7 @@ class RobomimicReader:
         return {key.removeprefix(ATTR_PREFIX): plain_attr(attrs[key]) for key in sorted(attrs)
                 if key.startswith(ATTR_PREFIX) and key != f"{ATTR_PREFIX}end"}
 
-    def frames(self, episode: int) -> Iterator[StoredFrame]:
+    def frames(self, episode: int) -> Iterator[StoredStep]:
         """The episode's frames (actions, rewards, flags, states, snapshots), in order, CHUNK_FRAMES at a time."""
         demo = self.demo(episode)
         n = self.episode_length(episode)
@@ -364,7 +364,7 @@ class RobomimicReader:
             states, nbytes = demo["states"][start:stop], demo["states_nbytes"][start:stop]
             obs_state = demo["obs/state"][start:stop] if has_state else None
             for i in range(stop - start):
-                yield StoredFrame(action=actions[i], reward=float(rewards[i]), terminated=bool(term[i]),
+                yield StoredStep(action=actions[i], reward=float(rewards[i]), terminated=bool(term[i]),
                                   truncated=bool(trunc[i]), state=None if obs_state is None else obs_state[i],
                                   snapshot=states[i, :nbytes[i]].tobytes())
 

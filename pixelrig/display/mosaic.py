@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import cv2
 import numpy as np
 
-from pixelrig.display.colours import colorize_depth, colorize_labels
+from pixelrig.display.colors import colorize_depth, colorize_labels
 
 PLACEHOLDER = 48  # grey level of a tile for a modality a camera does not return
 
@@ -26,7 +26,7 @@ def tile_rig(
     frames: Mapping[str, np.ndarray],
     *,
     depth_ranges: Mapping[str, tuple[float, float]] | None = None,
-    cameras: Sequence[str] | None = None,
+    cams: Sequence[str] | None = None,
     scale: int = 1,
     captions: bool = True,
 ) -> np.ndarray:
@@ -36,7 +36,7 @@ def tile_rig(
         frames: ``{"<camera>/<modality>": array}`` as PixelObs returns (other keys, like "state", are ignored).
         depth_ranges: camera -> (near, far); depth at or beyond far is drawn black (background). Without it the
             colour map spans each image's own range.
-        cameras: which cameras, in which order (default: order of appearance).
+        cams: which cameras, in which order (default: order of appearance).
         scale: integer up-scaling of every tile (nearest neighbour, so pixels stay visible).
         captions: draw the camera name on each row.
 
@@ -45,7 +45,7 @@ def tile_rig(
     """
     if scale < 1:
         raise ValueError(f"scale={scale!r} must be an integer >= 1")
-    names = list(cameras) if cameras is not None else camera_names(frames)
+    names = list(cams) if cams is not None else camera_names(frames)
     if not names:
         raise ValueError("tile_rig: no '<camera>/<modality>' keys in frames")
     rows = []

@@ -33,10 +33,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pixelrig.display.colours import colorize_depth, colorize_labels
+from pixelrig.display.colors import colorize_depth, colorize_labels
 from pixelrig.display.mosaic import PLACEHOLDER, caption, tile_rig
-from pixelrig.errors import PortInUseError
-from pixelrig.system.process import Helper, HelperFailed, free_shared
+from pixelrig.errors import HelperFailed, PortInUseError
+from pixelrig.system.process import Helper, free_shared
 
 _MODULE = "pixelrig.display.web_main"
 
@@ -251,7 +251,7 @@ def _env_block(frames: Mapping[str, np.ndarray], layout: FrameLayout, view: str,
     cams = layout.cameras
     if view == "all":
         one = {k: v[env] for k, v in frames.items()}
-        return tile_rig(one, depth_ranges=layout.depth_ranges, cameras=cams)
+        return tile_rig(one, depth_ranges=layout.depth_ranges, cams=cams)
     tiles = []
     for cam in cams:
         tile = _modality_tile(frames, layout, cam, view, env)
@@ -525,12 +525,12 @@ class WebServer:
         self.close()
 
 
-def layout_for(cameras: Sequence[tuple[str, Mapping[str, tuple[tuple[int, ...], Any]], tuple[float, float] | None]],
+def layout_for(cams: Sequence[tuple[str, Mapping[str, tuple[tuple[int, ...], Any]], tuple[float, float] | None]],
                num_envs: int = 1) -> FrameLayout:
     """A :class:`FrameLayout` from ``[(camera, {modality: (shape, dtype)}, (near, far)), ...]`` (modalities outside
     :data:`MODALITIES` dropped, cameras left without any dropped)."""
     slots, ranges = [], {}
-    for name, mods, near_far in cameras:
+    for name, mods, near_far in cams:
         for mod in MODALITIES:
             if mod in mods:
                 shape, dtype = mods[mod]

@@ -14,8 +14,8 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from pixelrig.errors import DisplayUnavailable
-from pixelrig.system.process import Helper, HelperFailed, free_shared
+from pixelrig.errors import DisplayUnavailable, HelperFailed
+from pixelrig.system.process import Helper, free_shared
 
 _MODULE = "pixelrig.display.window_main"
 _REASONS = {0: "closed by the program", 10: "closed by the user (q or Esc)", 11: "closed by the user (window)"}

@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover (the test extra installs it)
         "torch first; on a CPU machine its CPU wheel)") from None
 
 from pixelrig.vector.autoreset import SAME_STEP
-from pixelrig.vector.batch import stack_names
+from pixelrig.vector.batched import stack_names
 from pixelrig.vector.make import make_vec
 
 

@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from pixelrig.errors import RendererUnavailable
+from pixelrig.errors import HelperFailed, RendererUnavailable
 from pixelrig.render.backends import RenderBackend
 from pixelrig.render.egl import egl_plugin_path, parse_gl_info
 from pixelrig.render.egl_plugin_owner import active_egl_client
-from pixelrig.render.registry import RENDERER_CHOICES, backend_class
+from pixelrig.render.registry import RENDERER_CHOICES, backend_class, entry
 from pixelrig.system.cache import cache_root
-from pixelrig.system.process import Helper, HelperFailed
+from pixelrig.system.process import Helper
 
 ENV_VAR = "PIXELRIG_RENDERER"
 _INHERITED_VAR = "_PIXELRIG_PROBES"  # the probes' answers, inherited by child processes (vector env workers)
@@ -167,6 +167,17 @@ def _remember(result: RendererProbe) -> None:
     known = json.loads(inherited) if inherited.startswith("{") else {}
     known[result.key] = asdict(result)
     os.environ[_INHERITED_VAR] = json.dumps(known)
+
+
+def draws_here(kind: str) -> bool:
+    """Whether the backend ``kind`` (a key of :data:`~pixelrig.render.registry.BACKENDS`) can draw here: probed in a
+    child process (:func:`probe`) where it needs one, always for one that needs none (TinyRenderer).
+
+    Raises:
+        ValueError: not a backend's name.
+    """
+    entry(kind)
+    return kind not in _SCRIPTS or probe(kind).ok
 
 
 def probe_egl(*, refresh: bool = False, timeout: float = 120.0) -> RendererProbe:

@@ -1,5 +1,5 @@
 """Pure image conversions: pybullet buffers to metric depth, labels, link ids, world points and normals (colourings
-for people live in :mod:`pixelrig.display.colours`).
+for people live in :mod:`pixelrig.display.colors`).
 
 Every function here is pure (no pybullet client, no global state): it takes numpy arrays and returns new ones.
 Precision-sensitive arithmetic is done in float64 and cast at the end.

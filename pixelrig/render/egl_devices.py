@@ -12,7 +12,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from pixelrig.system.process import Helper, HelperFailed
+from pixelrig.errors import HelperFailed
+from pixelrig.system.process import Helper
 
 _MODULE = "pixelrig.render.probe_main"
 

@@ -12,7 +12,7 @@ FAMILIES = ("noise", "checkers", "stripes", "gradient", "marble")
 """The procedural families, by name."""
 
 
-def _colours(rng: np.random.Generator, n: int) -> np.ndarray:
+def _colors(rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` random RGB colours (float64, 0..255), kept apart in brightness so that the pattern shows."""
     out = rng.uniform(0.0, 255.0, size=(n, 3))
     if n > 1 and abs(out[0].mean() - out[1].mean()) < 60.0:
@@ -81,20 +81,20 @@ def procedural_image(family: str, seed: int, size: tuple[int, int] = (64, 64)) -
     angle = rng.uniform(0.0, math.pi)
     along = x * math.cos(angle) + y * math.sin(angle)
     if family == "noise":
-        a, b = _colours(rng, 2)
+        a, b = _colors(rng, 2)
         out = _mix(a, b, value_noise(rng, height, width, int(rng.integers(2, 6))))
     elif family == "checkers":
-        a, b = _colours(rng, 2)
+        a, b = _colors(rng, 2)
         n = int(rng.integers(2, 9))
         across = -x * math.sin(angle) + y * math.cos(angle)
         parity = (np.floor(along * n) + np.floor(across * n)) % 2
         out = _mix(a, b, parity)
     elif family == "stripes":
-        a, b = _colours(rng, 2)
+        a, b = _colors(rng, 2)
         n, duty = int(rng.integers(2, 11)), rng.uniform(0.3, 0.7)
         out = _mix(a, b, ((along * n) % 1.0 < duty).astype(np.float64))
     elif family == "gradient":
-        stops = _colours(rng, int(rng.integers(2, 4)))
+        stops = _colors(rng, int(rng.integers(2, 4)))
         t = (along - along.min()) / max(float(np.ptp(along)), 1e-12) * (len(stops) - 1)
         k = np.minimum(np.floor(t).astype(int), len(stops) - 2)
         out = np.empty((height, width, 3))
@@ -102,7 +102,7 @@ def procedural_image(family: str, seed: int, size: tuple[int, int] = (64, 64)) -
             mask = k == i
             out[mask] = _mix(stops[i], stops[i + 1], t - i)[mask]
     else:  # marble
-        a, b = _colours(rng, 2)
+        a, b = _colors(rng, 2)
         turbulence = value_noise(rng, height, width, int(rng.integers(2, 5)), octaves=5)
         veins = 0.5 + 0.5 * np.sin((along * rng.uniform(3.0, 8.0) + turbulence * rng.uniform(3.0, 6.0)) * 2 * math.pi)
         out = _mix(a, b, veins ** rng.uniform(0.5, 3.0))

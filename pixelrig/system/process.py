@@ -42,6 +42,8 @@ from multiprocessing import resource_tracker, shared_memory
 from multiprocessing.connection import Connection
 from typing import IO, Any, NoReturn
 
+from pixelrig.errors import HelperFailed
+
 FD_VAR = "PIXELRIG_HELPER_FD"
 """The environment variable naming the child's end of the connection (a file descriptor number)."""
 _PATH_VAR = "PIXELRIG_HELPER_PYTHONPATH"  # the caller's own PYTHONPATH, restored in the child (absent: it was unset)
@@ -50,25 +52,6 @@ _TAIL_LINES = 40  # stderr lines a "tee" helper keeps for error messages
 
 STDERR_MODES = ("capture", "tee")
 STDOUT_MODES = ("null", "inherit")
-
-
-class HelperFailed(RuntimeError):
-    """A helper process that could not start, died, or gave no answer in time.
-
-    Attributes:
-        summary: the message's first line (without the child's traceback).
-        what: the helper, as messages name it (e.g. "the window process").
-        exit_code: its exit code (negative: killed by that signal), None while it runs.
-        stderr: the end of its stderr, as :meth:`Helper.stderr_tail` words it.
-        error: the exception it raised while starting (None when it died or hung), as it was raised there.
-        trace: its traceback text ("" when it died or hung).
-    """
-
-    def __init__(self, message: str, *, what: str, exit_code: int | None = None, stderr: str = "",
-                 error: BaseException | None = None, trace: str = "") -> None:
-        super().__init__(message)
-        self.summary = message.splitlines()[0] if message else ""
-        self.what, self.exit_code, self.stderr, self.error, self.trace = what, exit_code, stderr, error, trace
 
 
 def free_shared(shm: shared_memory.SharedMemory) -> None:

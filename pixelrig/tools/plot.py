@@ -26,10 +26,10 @@ def line_chart(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], pa
         ) from None
     fig, ax = plt.subplots(figsize=size, dpi=100)
     try:
-        colours = plt.get_cmap("tab10" if len(series) <= 10 else "tab20").colors  # one colour per series
+        colors = plt.get_cmap("tab10" if len(series) <= 10 else "tab20").colors  # one colour per series
         for i, (name, (xs, ys)) in enumerate(series.items()):
             ax.plot(xs, ys, label=name, linewidth=1.8, marker="o" if len(xs) <= 12 else None, markersize=4,
-                    color=colours[i % len(colours)])
+                    color=colors[i % len(colors)])
         if log_y:
             ax.set_yscale("log")
         xs_all = sorted({x for xs, _ in series.values() for x in xs})

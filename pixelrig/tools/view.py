@@ -13,7 +13,7 @@ from tqdm import tqdm
 from pixelrig.cameras.rigfile import load_rig
 from pixelrig.cameras.spec import Camera
 from pixelrig.display.window import DisplayWindow
-from pixelrig.wrappers.frames import FrameSource
+from pixelrig.wrappers.frame_source import FrameSource
 from pixelrig.wrappers.human_window import HumanWindow
 from pixelrig.wrappers.pixel_obs import PixelObs
 

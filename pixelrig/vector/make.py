@@ -57,7 +57,7 @@ def make_vec(
             'gl'; a backend that does not batch draws the rigs one after another; one allowing one client per
             process, egl, needs one env per worker).
         vectorization_mode: "async" (one worker process per env, observations in shared memory; see
-            :class:`pixelrig.vector.batched.ProcessVectorEnv`), "sync" (all in this process, Gymnasium's
+            :class:`pixelrig.vector.process.ProcessVectorEnv`), "sync" (all in this process, Gymnasium's
             SyncVectorEnv; not with EGL and more than one env) or "batched" (``num_workers`` processes, this one when
             1, each stepping its envs one by one and drawing their rigs a few envs per gl pass; see
             :class:`pixelrig.vector.batched.BatchedVectorEnv`).
@@ -110,7 +110,8 @@ def make_vec(
         if mode == NEXT_STEP:  # gymnasium 1.0's SyncVectorEnv takes no autoreset_mode
             return gym.vector.SyncVectorEnv(factories)
         return gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_enum(mode))
-    from pixelrig.vector.batched import BatchedVectorEnv, ProcessVectorEnv
+    from pixelrig.vector.batched import BatchedVectorEnv
+    from pixelrig.vector.process import ProcessVectorEnv
 
     # one env is built here first (TinyRenderer: its spaces do not depend on the backend, and no GL context here):
     # a bad id, kwarg or camera raises in this process with its own traceback before any worker starts, and the

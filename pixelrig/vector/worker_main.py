@@ -3,7 +3,7 @@ started by :class:`pixelrig.vector.batched.BatchedVectorEnv` through :mod:`pixel
 
 Protocol: the config holds the worker's index, the global indices of its envs (``start``, ``stop``), the vector
 env's size, the shared block's name, the first env's spaces and its env factories (cloudpickled). It builds its envs
-(an :class:`~pixelrig.vector.batch.EnvBatch`), checks their spaces and answers ready. Then it answers each command
+(an :class:`~pixelrig.vector.batched.EnvBatch`), checks their spaces and answers ready. Then it answers each command
 ``(name, data)`` -- "reset", "step", "call", "set_attr" -- with ``(result, True)``, or ``((exception type, message,
 traceback), False)`` when it raised; observations go into the shared block at the envs' global indices, not into
 the answer. It closes its envs and exits when its connection ends (the vector env's close, or its death).
@@ -40,7 +40,7 @@ def main(conn: Connection, config: dict[str, Any]) -> int:
     """Build the envs, answer ready, then serve commands until the connection ends."""
     import cloudpickle
 
-    from pixelrig.vector.batch import EnvBatch
+    from pixelrig.vector.batched import EnvBatch
     from pixelrig.vector.shared import SharedLayout, put
 
     worker, indices = config["worker"], range(config["start"], config["stop"])

@@ -70,19 +70,19 @@ class Background:
         source: an (H, W, 3) uint8 image; the path of an image file, of a folder of images (one drawn per
             episode) or of a video (a start frame drawn per episode, then one frame per step, looping);
             ``"procedural"``, a family's name or ``"procedural:a,b"`` (one image drawn per episode).
-        cameras: the rig's cameras (images are stretched to each camera's size).
+        cams: the rig's cameras (images are stretched to each camera's size).
         bodies: body names or globs whose pixels are background too (e.g. ``("ground",)``).
 
     Raises:
         ValueError: an unknown source, a missing file, an empty folder, an unreadable image or video.
     """
 
-    def __init__(self, source: Any, cameras: Sequence[Camera], bodies: Sequence[str] = ()) -> None:
+    def __init__(self, source: Any, cams: Sequence[Camera], bodies: Sequence[str] = ()) -> None:
         if isinstance(bodies, str) or not all(isinstance(b, str) and b for b in bodies):
             raise ValueError(f"PixelObs: background_bodies={bodies!r} must be a tuple of body names (globs allowed), "
                              "e.g. ('ground',)")
         self.bodies = tuple(bodies)
-        self.sizes = [(cam.height, cam.width) for cam in cameras]
+        self.sizes = [(cam.height, cam.width) for cam in cams]
         self.families: tuple[str, ...] = ()
         self.images: list[np.ndarray] = []  # a fixed image, or a folder's
         self.files: tuple[str, ...] = ()

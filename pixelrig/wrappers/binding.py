@@ -23,8 +23,9 @@ class BoundRig:
     Args:
         env: any env whose ``unwrapped.client`` is a pybullet client id.
         cams: Cameras or camera dicts.
-        renderer: None uses a pixelrig env's own backend; 'tiny'/'egl'/'auto' ask it to switch (allowed before
-            its first reset). An env that does not own a backend gets a TinyRenderer backend.
+        renderer: None uses a pixelrig env's own backend; a backend's name (tiny, egl, gl: any key of
+            :data:`~pixelrig.render.registry.BACKENDS`) or 'auto' asks it to switch (allowed before its first reset).
+            An env that does not own a backend gets that backend (TinyRenderer when None).
         who: the caller's name, for error messages.
         classes: glob pattern -> class id for cameras returning ``"class"`` (see :class:`CameraRig`).
         camera_params: add every camera's intrinsics and extrinsics to the rig's output.
@@ -72,10 +73,10 @@ class BoundRig:
             self.rig.bind(self._backend, names_of(self.env), getattr(base, "camera_jitter", None))
             self._bound_version = version
 
-    def render(self, cameras: list[int] | None = None) -> dict[str, np.ndarray]:
-        """Render every camera (or those at the indices ``cameras``) now (re-binding first if the scene changed)."""
+    def render(self, cams: list[int] | None = None) -> dict[str, np.ndarray]:
+        """Render every camera (or those at the indices ``cams``) now (re-binding first if the scene changed)."""
         self.bind()
-        return self.rig.render(cameras)
+        return self.rig.render(cams)
 
     def close(self) -> None:
         """Close a backend this object created (a pixelrig env's own backend belongs to the env)."""

@@ -21,7 +21,7 @@ from pixelrig.cameras.spec import Camera
 from pixelrig.display.mosaic import camera_names
 from pixelrig.display.web import MODALITIES, FrameLayout, WebServer, check_fps, layout_for
 from pixelrig.wrappers.binding import BoundRig
-from pixelrig.wrappers.frames import CameraChoice, observed_cameras
+from pixelrig.wrappers.frame_source import CameraChoice, observed_cameras
 
 
 def _shown_cameras(space: gym.Space) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from pixelrig.display.window import DisplayWindow
-from pixelrig.wrappers.frames import CameraChoice, FrameSource
+from pixelrig.wrappers.frame_source import CameraChoice, FrameSource
 
 
 class HumanWindow(gym.Wrapper, gym.utils.RecordConstructorArgs):

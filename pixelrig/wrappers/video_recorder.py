@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from pixelrig.display.video import FORMATS, VideoStream
-from pixelrig.wrappers.frames import CameraChoice, FrameSource
+from pixelrig.wrappers.frame_source import CameraChoice, FrameSource
 
 
 def capped_cubic_video_schedule(episode_id: int) -> bool:

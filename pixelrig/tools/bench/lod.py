@@ -14,7 +14,8 @@ import gymnasium as gym
 
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.lod import VISUAL_DETAILS
-from pixelrig.render.choice import probe
+from pixelrig.render.choice import draws_here
+from pixelrig.render.registry import BACKENDS
 from pixelrig.tools.bench.common import cell, machine
 from pixelrig.tools.bench.fidelity import detail_fidelity
 from pixelrig.wrappers.pixel_obs import PixelObs
@@ -77,11 +78,12 @@ def format_lod(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lod_speed", description=__doc__)
     parser.add_argument("--sizes", default="84,128")
-    parser.add_argument("--renderers", default="tiny,egl,gl", help="egl and gl are skipped where unavailable")
+    parser.add_argument("--renderers", default=",".join(BACKENDS),
+                        help="comma list (default: every backend); those that cannot draw here are skipped")
     parser.add_argument("--frames", type=int, default=15)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    renderers = [r for r in args.renderers.split(",") if r == "tiny" or probe(r).ok]
+    renderers = [r for r in args.renderers.split(",") if draws_here(r)]
     print(f"level of detail, PandaPush-v0, 3 cameras, rgb+depth+label, {time.strftime('%Y-%m-%d')}, {machine()}")
     print(format_lod(lod_report(renderers, [int(s) for s in args.sizes.split(",")], args.frames, args.repeats)))
     return 0

@@ -20,7 +20,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pixelrig.render.choice import probe
+from pixelrig.render.choice import draws_here
+from pixelrig.render.registry import BACKENDS
 from pixelrig.tools.bench.batched import format_batched
 from pixelrig.tools.bench.batched import measure as batched_measure
 from pixelrig.tools.bench.common import cell, machine
@@ -46,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", default=",".join(SECTIONS), help="comma list of " + ",".join(SECTIONS))
     parser.add_argument("--scenes", default="pandapush,cartpole", help="headline scenes: " + ",".join(SCENES))
-    parser.add_argument("--renderers", default="tiny,egl,gl",
-                        help="comma list; egl and gl are skipped where unavailable")
+    parser.add_argument("--renderers", default=",".join(BACKENDS),
+                        help="comma list (default: every backend); those that cannot draw here are skipped")
     parser.add_argument("--size", type=int, default=84, help="headline image size")
     parser.add_argument("--cams", type=int, default=3, help="headline camera count")
     parser.add_argument("--frames", type=int, default=20, help="rig frames per timing sample")
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return _sections_apart(args, sections)
     if args.quick:
         args.frames, args.repeats = 5, 2
-    renderers = [r for r in args.renderers.split(",") if r == "tiny" or probe(r).ok]
+    renderers = [r for r in args.renderers.split(",") if draws_here(r)]
     report: dict[str, Any] = {"date": date.today().isoformat(), "machine": machine(),
                               "pybullet": version("pybullet"), "pixelrig": version("pixelrig")}
     print(f"pixelrig bench, {report['date']}, {report['machine']}")

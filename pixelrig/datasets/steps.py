@@ -1,5 +1,5 @@
-"""A recorded step as the formats write it (:class:`Frame`, :class:`Observation`) and read it back
-(:class:`StoredFrame`), depth in stored millimetres, and the attributes stored with an episode."""
+"""A recorded step as the formats write it (:class:`Step`, :class:`Observation`) and read it back
+(:class:`StoredStep`), depth in stored millimetres, and the attributes stored with an episode."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class Observation:
 
 
 @dataclasses.dataclass(frozen=True)
-class Frame:
+class Step:
     """One step: the observation the action was taken in, the action, what the step returned, and the snapshot
     of the state ``obs`` was rendered in. ``next_obs`` is the observation the step returned."""
 
@@ -80,7 +80,7 @@ def split_observation(obs: Mapping[str, Any], info: DatasetInfo, fars: Mapping[s
 
 
 @dataclasses.dataclass(frozen=True)
-class StoredFrame:
+class StoredStep:
     """A frame as read back: everything but the images."""
 
     action: np.ndarray

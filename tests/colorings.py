@@ -39,7 +39,7 @@ assert DEPTH_RAMP[0, 2] > 2 * DEPTH_RAMP[0, :2].max() and DEPTH_RAMP[0].sum() < 
 assert min(DEPTH_RAMP[-1, :2]) > 200 and DEPTH_RAMP[-1, 2] < 50
 
 
-def depth_colours(depth: np.ndarray, far: float | None = None) -> np.ndarray:
+def depth_colors(depth: np.ndarray, far: float | None = None) -> np.ndarray:
     """Expected depth colouring.
 
     Args:
@@ -60,7 +60,7 @@ def depth_colours(depth: np.ndarray, far: float | None = None) -> np.ndarray:
     return np.rint(out).astype(np.uint8)
 
 
-def label_colour(body: int) -> tuple[int, int, int]:
+def label_color(body: int) -> tuple[int, int, int]:
     """Expected RGB colour of body id ``body`` (>= 0)."""
     hue = (body * 0.618033988749895 + 0.11) % 1.0
     sat = 0.65 + 0.3 * ((body * 0.37) % 1.0)
@@ -69,12 +69,12 @@ def label_colour(body: int) -> tuple[int, int, int]:
     return round(r * 255), round(g * 255), round(b * 255)
 
 
-def label_colours(label: np.ndarray) -> np.ndarray:
+def label_colors(label: np.ndarray) -> np.ndarray:
     """Expected label colouring of an (H, W) or (H, W, 1) integer body-id image (-1 = background)."""
     lab = np.asarray(label).reshape(np.shape(label)[:2]).astype(np.int64)
     out = np.zeros((*lab.shape, 3), np.uint8)
     for body in np.unique(lab[lab >= 0]):
-        out[lab == body] = label_colour(int(body))
+        out[lab == body] = label_color(int(body))
     return out
 
 
@@ -89,9 +89,9 @@ def expected_tiles(obs: Mapping[str, np.ndarray], camera: str, far: float | None
         elif mod == "rgb":
             tiles[mod] = np.asarray(img)[..., :3].astype(np.uint8)
         elif mod == "depth":
-            tiles[mod] = depth_colours(img, far)
+            tiles[mod] = depth_colors(img, far)
         else:
-            tiles[mod] = label_colours(img)
+            tiles[mod] = label_colors(img)
     return tiles
 
 
@@ -192,6 +192,6 @@ def off_depth_ramp(img: np.ndarray) -> np.ndarray:
     nearness = np.linspace(0.0, 1.0, 1025)
     stops = np.linspace(0.0, 1.0, len(DEPTH_RAMP))
     ramp = np.stack([np.interp(nearness, stops, DEPTH_RAMP[:, c]) for c in range(3)], axis=-1)
-    colours = np.concatenate([ramp, np.zeros((1, 3))])
+    colors = np.concatenate([ramp, np.zeros((1, 3))])
     pixels = np.asarray(img, np.float64).reshape(-1, 1, 3)
-    return np.abs(pixels - colours[None]).max(axis=-1).min(axis=1).reshape(np.shape(img)[:2])
+    return np.abs(pixels - colors[None]).max(axis=-1).min(axis=1).reshape(np.shape(img)[:2])
