@@ -419,11 +419,12 @@ def test_body_draws_do_not_shift_the_other_draws() -> None:
 
 def test_randomised_robot_base_is_seen_by_the_task() -> None:
     """Randomising the Ant's own base: its reset_task sees the drawn pose (``last_x``, the forward reward's
-    reference, is the drawn x) and the velocity it gives the base is kept (equal to a twin's that randomises
-    nothing: the body draws take nothing from ``np_random`` but the one seed every randomisation takes)."""
+    reference, is the drawn x) and the velocity it gives the base is kept (equal to a twin's that randomises only its
+    colours: the body draws take nothing from ``np_random`` but the one seed every randomisation takes; an empty
+    ``Randomization()`` takes none, as ``None``)."""
     spec = Randomization(body_position={"ant": ((-1.0, -1.0, 0.8), (1.0, 1.0, 0.9))}, body_yaw={"ant": (-3.0, 3.0)})
     env = gym.make("pixelrig/Ant-v0", randomize=spec, renderer="tiny")
-    twin = gym.make("pixelrig/Ant-v0", randomize=Randomization(), renderer="tiny")
+    twin = gym.make("pixelrig/Ant-v0", randomize=Randomization(link_colors=True), renderer="tiny")
     try:
         env.reset(seed=0)
         twin.reset(seed=0)
