@@ -114,6 +114,10 @@ EQUIVALENT: dict[str, str] = {
         "OpenCV stops once within ~1 px instead of 1e-12: the Newton refinement then brings every pixel within 1e-9 "
         "px from OpenCV's start either way (tested with a lens OpenCV's default 5 iterations leave 20 px off): only "
         "rounding differs",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_48":
+        "the pinhole back is off its pixels wherever the lens distorts them, so this only makes the refinement run "
+        "where OpenCV already converged (_refine stops at once, norm unchanged; back is then recomputed with the "
+        "distortion); where it is within 1e-9 px the distortion is too, and so is the true residual",
     "pixelrig.cameras.lens.x_undistort_pixels__mutmut_52":
         "'or': len(back) is never 0: cv2.undistortPoints returns None for an empty image (a TypeError before this "
         "line), so the guard's other branch is dead; with a pixel, it only makes the refinement run where OpenCV "
