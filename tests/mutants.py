@@ -292,6 +292,21 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_cameras_sensors_properties.py::test_dropouts_are_the_documented_draws_at_asymmetric_probabilities",),
            edits=(Edit("pixelrig/cameras/noise.py", "invalid |= grazing & (draw < noise.grazing_dropout)",
                        "invalid |= grazing & (draw >= noise.grazing_dropout)"),)),
+    Mutant("lens-opencv-default-iterations", "the distortion is undone with OpenCV's default criteria (5 "
+           "iterations): a strong lens is left ~0.1 px off, refused, though 30 iterations and Newton invert it",
+           ("tests/test_cameras_lens_properties.py::test_a_lens_opencvs_default_iterations_leave_far_off_is_inverted_and_accepted",),
+           edits=(Edit("pixelrig/cameras/lens.py", "    norm = cv2.undistortPoints(pix, k, dist, criteria=criteria)",
+                       "    norm = cv2.undistortPoints(pix, k, dist)"),)),
+    Mutant("depth-planar-tol-over-mean", "the planar test's tolerance is divided by the taps' mean inverse depth: "
+           "16x too strict at 0.25 m, 16x too loose at 4 m",
+           ("tests/test_cameras_lens_properties.py::test_the_planar_tolerance_scales_with_each_pixels_mean_inverse_depth",),
+           edits=(Edit("pixelrig/cameras/lens.py", "<= PLANAR_TOL * inv.mean(axis=0)",
+                       "<= PLANAR_TOL / inv.mean(axis=0)"),)),
+    Mutant("fov-full-angle", "a field-of-view camera's focal length from tan(fov), not tan(fov / 2): its K is not "
+           "the frustum pybullet draws",
+           ("tests/test_cameras_lens_properties.py::test_fov_intrinsics_are_the_frustum_pybullet_draws",),
+           edits=(Edit("pixelrig/cameras/lens.py", "math.tan(math.radians(fov) / 2.0)",
+                       "math.tan(math.radians(fov))"),)),
     Mutant("noise-stream-is-the-envs", "the noise generator is seeded like the env's np_random: the same stream",
            ("tests/test_cameras_sensors_properties.py::test_timeline_noise_is_its_own_stream_drawn_when_a_picture_is_taken",),
            edits=(Edit("pixelrig/cameras/sensors.py", "np.random.SeedSequence(seed, spawn_key=(NOISE_SALT,))",

@@ -69,6 +69,135 @@ GROUPS: dict[str, Group] = {
 """Every group by name."""
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_3":
+        "k is float64 from lens_plan, and an integer or float32 K meets the float64 arange: promoted to float64, "
+        "the same values",
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_5":
+        "k is float64 from lens_plan, and an integer or float32 K meets the float64 arange: promoted to float64, "
+        "the same values",
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_10":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values",
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_12":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values",
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_21":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values",
+    "pixelrig.cameras.lens.x_pinhole_rays__mutmut_23":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_3":
+        "k is float64 from lens_plan, and any real K's values reach OpenCV (which converts to double) and numpy's "
+        "promotion unchanged",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_5":
+        "k is float64 from lens_plan, and any real K's values reach OpenCV (which converts to double) and numpy's "
+        "promotion unchanged",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_8":
+        "distortion is handed to OpenCV, which converts any real dtype to double: the same values",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_10":
+        "distortion is handed to OpenCV, which converts any real dtype to double: the same values",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_17":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "the float64 rows)",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_19":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "the float64 rows)",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_21":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "the float64 columns)",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_23":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "the float64 columns)",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_29": "stacking two 1-D arrays: axis=1 is axis=-1",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_33":
+        "31 OpenCV iterations instead of 30: the Newton refinement then brings every pixel within 1e-9 px from "
+        "OpenCV's start either way (tested with a lens OpenCV's default 5 iterations leave 20 px off): only rounding "
+        "differs",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_34":
+        "OpenCV stops once within ~1 px instead of 1e-12: the Newton refinement then brings every pixel within 1e-9 "
+        "px from OpenCV's start either way (tested with a lens OpenCV's default 5 iterations leave 20 px off): only "
+        "rounding differs",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_48":
+        "the pinhole back is off its pixels wherever the lens distorts them, so this only makes the refinement run "
+        "where OpenCV already converged (_refine stops at once, norm unchanged; back is then recomputed with the "
+        "distortion); where it is within 1e-9 px the distortion is too, and so is the true residual",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_52":
+        "'or': len(back) is never 0: cv2.undistortPoints returns None for an empty image (a TypeError before this "
+        "line), so the guard's other branch is dead; with a pixel, it only makes the refinement run where OpenCV "
+        "already converged; _refine then stops at once (its own < 1e-9 px test) and returns norm unchanged",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_55":
+        "back + pix is never within 1e-9 of 0, so it only makes the refinement run where OpenCV already converged; "
+        "_refine then stops at once (its own < 1e-9 px test) and returns norm unchanged",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_57":
+        "> vs >= at a residual of exactly 1e-9 px: measure zero for floats",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_78":
+        "'or True': len(back) is never 0: cv2.undistortPoints returns None for an empty image (a TypeError before "
+        "this line), so the guard's other branch is dead",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_83":
+        "the 0.0 -> 1.0 branch: len(back) is never 0: cv2.undistortPoints returns None for an empty image (a "
+        "TypeError before this line), so the guard's other branch is dead",
+    "pixelrig.cameras.lens.x_undistort_pixels__mutmut_85":
+        "<= vs < at a residual of exactly INVERSION_TOL_PX: measure zero for floats",
+    "pixelrig.cameras.lens.x__refine__mutmut_14":
+        "max(initial=None) differs only on an empty array, and _refine is never handed one (undistort_pixels fails "
+        "in OpenCV first on an empty image; the border is never empty)",
+    "pixelrig.cameras.lens.x__refine__mutmut_16":
+        "initial=1.0 never stops early: the remaining Newton steps from a converged point (f0 ~ 1e-13 px) move it by "
+        "rounding only",
+    "pixelrig.cameras.lens.x__refine__mutmut_17": "< vs <= at a residual of exactly 1e-9 px: measure zero for floats",
+    "pixelrig.cameras.lens.x__refine__mutmut_54": "> vs >= at |det| exactly 1e-12: measure zero for floats",
+    "pixelrig.cameras.lens.x__refine__mutmut_55":
+        "det is in px^2 per normalised unit^2 (fx fy det J): >> 1 (~1e2 even 2% inside a fold, ~1e3 typically) for "
+        "any pixel a real image can invert; only a focal length under ~1 px would bring it to (1e-12, 1]",
+    "pixelrig.cameras.lens.x__refine__mutmut_63":
+        "the filler det only serves pixels whose step np.where(ok, ...) then discards",
+    "pixelrig.cameras.lens.x__refine__mutmut_96":
+        "moves only pixels with |det| <= 1e-12, an exactly singular Jacobian, which no invertible pixel has (see "
+        "mutmut_55)",
+    "pixelrig.cameras.lens.xǁRemapǁdepth__mutmut_22":
+        "the filler depth only serves pixels with an invalid tap, never smooth, whose interpolated value "
+        "np.where(smooth, ...) discards",
+    "pixelrig.cameras.lens.xǁRemapǁdepth__mutmut_35":
+        "<= vs < at a cross difference of exactly PLANAR_TOL * mean: measure zero for floats (0.8 and 1.2 of the "
+        "bound are tested)",
+    "pixelrig.cameras.lens.xǁRemapǁdepth__mutmut_44":
+        "<= vs < at a depth ratio of exactly 1 + EDGE_JUMP: measure zero for floats (1.08 and 1.12 are tested)",
+    "pixelrig.cameras.lens.xǁRemapǁdepth__mutmut_57": "all taps equal tap 1 exactly when all equal tap 0",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_3":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "float64 zeros)",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_5":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "float64 zeros)",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_8":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "float64 zeros)",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_10":
+        "an int64 arange promotes to float64 against the float64 operand it meets: the same values (np.stack with "
+        "float64 zeros)",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_28":
+        "the bottom row's ends stay in the side columns, and a radial model's fold set is outside an ellipse in "
+        "pixels (the distorted radius is convex), so it reaches a corner before any other border pixel",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_45":
+        "the right column's ends stay in the top and bottom rows, and a radial model's fold set is outside an "
+        "ellipse in pixels (the distorted radius is convex), so it reaches a corner before any other border pixel",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_49":
+        "k is float64 from lens_plan, and any real K's values reach OpenCV (which converts to double) and numpy's "
+        "promotion unchanged",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_51":
+        "k is float64 from lens_plan, and any real K's values reach OpenCV (which converts to double) and numpy's "
+        "promotion unchanged",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_54":
+        "distortion is handed to OpenCV, which converts any real dtype to double: the same values",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_56":
+        "distortion is handed to OpenCV, which converts any real dtype to double: the same values",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_59":
+        "31 OpenCV iterations instead of 30: the Newton refinement then brings every pixel within 1e-9 px from "
+        "OpenCV's start either way (tested with a lens OpenCV's default 5 iterations leave 20 px off): only rounding "
+        "differs",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_60":
+        "OpenCV stops once within ~1 px instead of 1e-12: the Newton refinement then brings every pixel within 1e-9 "
+        "px from OpenCV's start either way (tested with a lens OpenCV's default 5 iterations leave 20 px off): only "
+        "rounding differs",
+    "pixelrig.cameras.lens.x_check_invertible__mutmut_90":
+        "<= vs < at a residual of exactly INVERSION_TOL_PX: measure zero for floats",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
