@@ -48,7 +48,8 @@ class Group:
 
 GROUPS: dict[str, Group] = {
     "lens": Group(("pixelrig/cameras/lens.py",),
-                  ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py")),
+                  ("tests/test_cameras_lens_properties.py", "tests/test_cameras_sensors_properties.py",
+                   "tests/test_cameras_sensors.py")),
     "noise": Group(("pixelrig/cameras/noise.py",),
                    ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py",
                     "tests/test_wrappers_sensors.py")),
