@@ -356,18 +356,18 @@ def train_with_her(env_id: str, steps: int, **sac: object):
 
 
 def check_relabelled_rewards(model, env: gym.Env) -> None:
-    """The rewards the buffer gives (the steps' own and HER's relabelled) are compute_reward of the sample's next
-    achieved goal and its (relabelled) desired goal."""
+    """The rewards the buffer gives, the steps' own and HER's relabelled ones, are compute_reward of each sample's
+    next achieved goal and its desired goal (HER sets a relabelled goal in both observations and rewards it with
+    compute_reward; a step's own reward came from step(), whose goals the next observation holds)."""
     buffer = model.replay_buffer
     assert (buffer.n_sampled_goal, buffer.goal_selection_strategy.name) == (4, "FUTURE")
     sample = buffer.sample(256)
     achieved = sample.next_observations["achieved_goal"].numpy()
-    desired = sample.observations["desired_goal"].numpy()
+    desired = sample.next_observations["desired_goal"].numpy()
     rewards = sample.rewards.numpy().reshape(-1)
     assert not np.all(rewards == rewards[0]), "a sample of one reward proves little"
     want = env.unwrapped.compute_reward(achieved, desired, np.array([{}] * len(rewards))).astype(np.float32)
     assert rewards.tobytes() == want.tobytes()
-    np.testing.assert_array_equal(sample.next_observations["desired_goal"].numpy(), desired)
 
 
 def test_sb3_sac_with_her_trains_on_panda_reach() -> None:
@@ -375,13 +375,17 @@ def test_sb3_sac_with_her_trains_on_panda_reach() -> None:
     try:
         assert model.num_timesteps == 300
         check_relabelled_rewards(model, env)
+        sample = model.replay_buffer.sample(256)  # Reach's target stays put: every sample's goal is in both
+        np.testing.assert_array_equal(sample.observations["desired_goal"].numpy(),
+                                      sample.next_observations["desired_goal"].numpy())
     finally:
         env.close()
 
 
 @pytest.mark.slow
 def test_sb3_sac_with_her_trains_on_panda_stack() -> None:
-    """Stack's goal covers both cubes: HER relabels the pair of positions."""
+    """Stack's goal covers both cubes: HER relabels the pair of positions (its desired goal moves with B, so a step's
+    own reward is the next observation's goals')."""
     model, env = train_with_her("pixelrig/PandaStack-v0", 1500)
     try:
         check_relabelled_rewards(model, env)
