@@ -371,11 +371,14 @@ class BuiltWorld:
                                               for i, b in enumerate(self.bodies))
 
     def restore(self, env: Any) -> None:
-        """Put ``env``'s world back as it was just built: contacts, poses and velocities, motors, dynamics and
-        colours."""
+        """Put ``env``'s world back as it was just built: contacts, poses and velocities, the engine's time step,
+        gravity and deterministic pairs, motors, and the dynamics and colours randomisation changed."""
         c = env.client
         clear_contacts(c, self.bodies, self.links)
         p.restoreState(stateId=self.state_id, physicsClientId=c)
+        p.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=c)  # as built: restore keeps
+        p.setTimeStep(env.time_step, physicsClientId=c)  # none of these, which a user may have changed
+        p.setGravity(*env.gravity, physicsClientId=c)
         for key in sorted(set(env._motors) | set(self.motors)):
             command = self.motors.get(key)
             if env._motors.get(key) == command:
