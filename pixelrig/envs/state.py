@@ -335,7 +335,7 @@ class BuiltWorld:
         self.links = {b: p.getNumJoints(b, physicsClientId=c) for b in self.bodies}
         self.time_step = float(env.time_step)
         self._dynamics: dict[tuple[int, int], tuple[Any, ...]] = {}
-        self._colours: dict[tuple[int, int], list[float]] = {}
+        self._colors: dict[tuple[int, int], list[float]] = {}
         spec = env.randomize
         if spec is not None and (spec.mass_scale or spec.lateral_friction or spec.restitution):
             for b, n in self.links.items():
@@ -345,7 +345,7 @@ class BuiltWorld:
         if spec is not None and spec.link_colors:
             for b in self.bodies:
                 for shape in p.getVisualShapeData(b, physicsClientId=c):
-                    self._colours.setdefault((int(shape[0]), int(shape[1])), list(shape[7]))
+                    self._colors.setdefault((int(shape[0]), int(shape[1])), list(shape[7]))
 
     @classmethod
     def save(cls, env: Any) -> BuiltWorld:
@@ -398,7 +398,7 @@ class BuiltWorld:
                 else:
                     p.changeDynamics(body, link, restitution=e, physicsClientId=c)
         for body, link, *_ in values.get("rgba", []):
-            p.changeVisualShape(body, link, rgbaColor=self._colours[(int(body), int(link))], physicsClientId=c)
+            p.changeVisualShape(body, link, rgbaColor=self._colors[(int(body), int(link))], physicsClientId=c)
 
 
 CLEAR_SPACING = 1000.0
