@@ -87,7 +87,7 @@ def episode(env: gym.Env, seed: int, actions: list[Any] | None, policy: Any) -> 
 def policy_for(env: gym.Env, env_id: str, seed: int) -> Any:
     """The expert for a Panda task (reset for the episode), else seeded random actions."""
     if env_id in EXPERTS:
-        expert = getattr(__import__("pixelrig.experts", fromlist=[EXPERTS[env_id]]), EXPERTS[env_id])(env)
+        expert = EXPERTS[env_id](env)
         expert.reset()
         return expert
     space = env.action_space
