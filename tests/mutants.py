@@ -307,6 +307,22 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_cameras_lens_properties.py::test_fov_intrinsics_are_the_frustum_pybullet_draws",),
            edits=(Edit("pixelrig/cameras/lens.py", "math.tan(math.radians(fov) / 2.0)",
                        "math.tan(math.radians(fov))"),)),
+    Mutant("noise-nan-equal-by-identity", "a NaN invalid is compared as a float: a pickled noise (a rig sent to a "
+           "vector env's subprocess) holds a new NaN object and no longer equals or hashes like the original",
+           ("tests/test_cameras_noise_properties.py::test_a_pickled_nan_noise_equals_and_hashes_like_the_original",),
+           edits=(Edit("pixelrig/cameras/noise.py",
+                       'tuple("nan" if f.name == "invalid" and math.isnan(self.invalid) else getattr(self, f.name)',
+                       "tuple(getattr(self, f.name)"),)),
+    Mutant("edge-threshold-in-float32", "edges of a float32 depth image are judged in float32: a threshold 2**-40 "
+           "under the jump ratio rounds onto it and the jump is no longer an edge",
+           ("tests/test_cameras_noise_properties.py::test_the_edge_threshold_is_applied_exactly_to_a_float32_depth_image",),
+           edits=(Edit("pixelrig/cameras/noise.py", "np.asarray(depth, dtype=np.float64), np.inf)",
+                       "np.asarray(depth), np.inf)"),)),
+    Mutant("noise-range-max-at-far-open", "a depth range whose max is the far plane drops the background (which "
+           "reads far, inside the closed range)",
+           ("tests/test_cameras_noise_properties.py::test_a_range_ending_or_starting_at_far_keeps_or_drops_the_background_as_documented",),
+           edits=(Edit("pixelrig/cameras/noise.py", "        if not lo <= far <= hi:",
+                       "        if not lo <= far < hi:"),)),
     Mutant("noise-stream-is-the-envs", "the noise generator is seeded like the env's np_random: the same stream",
            ("tests/test_cameras_sensors_properties.py::test_timeline_noise_is_its_own_stream_drawn_when_a_picture_is_taken",),
            edits=(Edit("pixelrig/cameras/sensors.py", "np.random.SeedSequence(seed, spawn_key=(NOISE_SALT,))",

@@ -51,8 +51,8 @@ GROUPS: dict[str, Group] = {
                   ("tests/test_cameras_lens_properties.py", "tests/test_cameras_sensors_properties.py",
                    "tests/test_cameras_sensors.py")),
     "noise": Group(("pixelrig/cameras/noise.py",),
-                   ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py",
-                    "tests/test_wrappers_sensors.py")),
+                   ("tests/test_cameras_noise_properties.py", "tests/test_cameras_sensors_properties.py",
+                    "tests/test_cameras_sensors.py", "tests/test_wrappers_sensors.py")),
     "stereo": Group(("pixelrig/cameras/stereo.py",),
                     ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py")),
     "timeline": Group(("pixelrig/cameras/sensors.py",),
@@ -199,6 +199,39 @@ EQUIVALENT: dict[str, str] = {
         "rounding differs",
     "pixelrig.cameras.lens.x_check_invertible__mutmut_90":
         "<= vs < at a residual of exactly INVERSION_TOL_PX: measure zero for floats",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ_key__mutmut_4":
+        "the string standing for a NaN invalid is private to _key (only compared with another _key): any constant "
+        "that no other field can hold works",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ_key__mutmut_5":
+        "the string standing for a NaN invalid is private to _key (only compared with another _key): any constant "
+        "that no other field can hold works",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ__hash____mutmut_1":
+        "a constant hash keeps hash's contract (equal objects hash equal): only the speed of dicts and sets of "
+        "noises differs",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_3":
+        "rgb is (H, W, 3) uint8 by contract (the rig's images are): np.array of it with dtype=None is uint8, the "
+        "same values",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_6":
+        "rgb is (H, W, 3) uint8 by contract (the rig's images are): np.array of it without dtype is uint8, the same "
+        "values",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_7": "np.array copies by default: dropping copy=True changes nothing",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_15": "astype(None) is astype(np.float64)",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_46":
+        "OpenCV picks the encoder by the extension case-insensitively: '.JPG' writes the same bytes",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_52":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_53":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_54":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_55":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_edge_pixels__mutmut_63": "slice(None, -1) is slice(0, -1)",
+    "pixelrig.cameras.noise.x_edge_pixels__mutmut_65": "slice(-1) is slice(None, -1), which is slice(0, -1)",
+    "pixelrig.cameras.noise.x_incidence_degrees__mutmut_76":
+        "cos is an absolute value over a positive norm, never below 0: the lower clip never acts",
+    "pixelrig.cameras.noise.x_noisy_depth__mutmut_36":
+        "invalid is all False just before: '=' and '|=' give the same mask",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
