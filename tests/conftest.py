@@ -70,12 +70,21 @@ def renderer(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True, scope="module")
-def release_gl_after_each_file():
+def release_gl_after_each_file(request: pytest.FixtureRequest):
     """Free the gl context when a test file is done, whichever of its tests made one: pybullet's EGL plugin (a later
     file's egl env) cannot start beside it, and a file that forgot ``release_gl`` failed every EGL test after it."""
     yield
-    from pixelrig.render.gl import release
+    import gc
+    import sys
 
+    from pixelrig.render.gl import GlBackend, release
+
+    gc.collect()  # envs nobody holds are closed by their finalizers
+    leaked = [b for b in gc.get_objects() if isinstance(b, GlBackend) and not b.closed]
+    for backend in leaked:  # held by a failed test's traceback, or never closed: the context would stay
+        backend.close()
+    if leaked:
+        print(f"\n{request.module.__name__}: {len(leaked)} gl backend(s) left open, closed", file=sys.stderr)
     release()
 
 

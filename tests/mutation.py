@@ -51,12 +51,14 @@ GROUPS: dict[str, Group] = {
                   ("tests/test_cameras_lens_properties.py", "tests/test_cameras_sensors_properties.py",
                    "tests/test_cameras_sensors.py")),
     "noise": Group(("pixelrig/cameras/noise.py",),
-                   ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py",
-                    "tests/test_wrappers_sensors.py")),
+                   ("tests/test_cameras_noise_properties.py", "tests/test_cameras_sensors_properties.py",
+                    "tests/test_cameras_sensors.py", "tests/test_wrappers_sensors.py")),
     "stereo": Group(("pixelrig/cameras/stereo.py",),
-                    ("tests/test_cameras_sensors_properties.py", "tests/test_cameras_sensors.py")),
+                    ("tests/test_cameras_stereo_properties.py", "tests/test_cameras_sensors_properties.py",
+                     "tests/test_cameras_sensors.py")),
     "timeline": Group(("pixelrig/cameras/sensors.py",),
-                      ("tests/test_cameras_sensors_properties.py", "tests/test_wrappers_sensors.py")),
+                      ("tests/test_cameras_timeline_properties.py", "tests/test_cameras_sensors_properties.py",
+                       "tests/test_wrappers_sensors.py")),
     "controller": Group(("pixelrig/control/task_space.py",),
                         ("tests/test_control_step_properties.py", "tests/test_envs_control.py")),
     "gripper": Group(("pixelrig/control/gripper.py",),
@@ -199,6 +201,84 @@ EQUIVALENT: dict[str, str] = {
         "rounding differs",
     "pixelrig.cameras.lens.x_check_invertible__mutmut_90":
         "<= vs < at a residual of exactly INVERSION_TOL_PX: measure zero for floats",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ_key__mutmut_4":
+        "the string standing for a NaN invalid is private to _key (only compared with another _key): any constant "
+        "that no other field can hold works",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ_key__mutmut_5":
+        "the string standing for a NaN invalid is private to _key (only compared with another _key): any constant "
+        "that no other field can hold works",
+    "pixelrig.cameras.noise.xǁSensorNoiseǁ__hash____mutmut_1":
+        "a constant hash keeps hash's contract (equal objects hash equal): only the speed of dicts and sets of "
+        "noises differs",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_3":
+        "rgb is (H, W, 3) uint8 by contract (the rig's images are): np.array of it with dtype=None is uint8, the "
+        "same values",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_6":
+        "rgb is (H, W, 3) uint8 by contract (the rig's images are): np.array of it without dtype is uint8, the same "
+        "values",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_7": "np.array copies by default: dropping copy=True changes nothing",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_15": "astype(None) is astype(np.float64)",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_46":
+        "OpenCV picks the encoder by the extension case-insensitively: '.JPG' writes the same bytes",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_52":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_53":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_54":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_noisy_rgb__mutmut_55":
+        "unreachable (pragma: no cover): cv2.imencode never returns False for a uint8 (H, W, 3) image",
+    "pixelrig.cameras.noise.x_edge_pixels__mutmut_63": "slice(None, -1) is slice(0, -1)",
+    "pixelrig.cameras.noise.x_edge_pixels__mutmut_65": "slice(-1) is slice(None, -1), which is slice(0, -1)",
+    "pixelrig.cameras.noise.x_incidence_degrees__mutmut_76":
+        "cos is an absolute value over a positive norm, never below 0: the lower clip never acts",
+    "pixelrig.cameras.noise.x_noisy_depth__mutmut_36":
+        "invalid is all False just before: '=' and '|=' give the same mask",
+    "pixelrig.cameras.stereo.x__lattice__mutmut_33":
+        "astype(None) is astype(float64): the same dtype and values",
+    "pixelrig.cameras.stereo.x__lattice__mutmut_39":
+        "int(0.35 * 65537) == int(0.35 * 65536) == 22937: the same threshold",
+    "pixelrig.cameras.stereo.x_dot_pattern__mutmut_9":
+        "depth keeps its own real dtype, and the first product with the float64 rays promotes it to float64 exactly "
+        "(float32 -> float64 is exact): the same values",
+    "pixelrig.cameras.stereo.x_dot_pattern__mutmut_11":
+        "depth keeps its own real dtype, and the first product with the float64 rays promotes it to float64 exactly "
+        "(float32 -> float64 is exact): the same values",
+    "pixelrig.cameras.stereo.x_dot_pattern__mutmut_12":
+        "the filler depth only serves pixels without a surface, whose dots np.where(hit, ...) then sets to 0",
+    "pixelrig.cameras.stereo.x_infrared__mutmut_2":
+        "astype(None) is astype(float64): the same dtype and values",
+    "pixelrig.cameras.stereo.x_infrared__mutmut_8":
+        "rgb[..., :4] is rgb[..., :3] for RGB, and for the RGBA the rig hands in, COLOR_RGB2GRAY takes 4 channels and "
+        "ignores alpha: the same grey (tested with both)",
+    "pixelrig.cameras.stereo.x_infrared__mutmut_11":
+        "the sum is never negative (grey >= 0, dots in [0, 1]), so clipping from below changes nothing",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_2":
+        "OpenCV reads None (and the missing argument) as minDisparity 0, the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_13":
+        "OpenCV reads None (and the missing argument) as minDisparity 0, the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_7":
+        "OpenCV reads None (and the missing argument) as disp12MaxDiff 0, and its SGBM takes any value <= 0 as 1 "
+        "(stereosgbm.cpp: disp12MaxDiff > 0 ? disp12MaxDiff : 1), the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_18":
+        "OpenCV reads None (and the missing argument) as disp12MaxDiff 0, and its SGBM takes any value <= 0 as 1 "
+        "(stereosgbm.cpp: disp12MaxDiff > 0 ? disp12MaxDiff : 1), the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_12":
+        "OpenCV reads None (and the missing argument) as mode 0, which is STEREO_SGBM_MODE_SGBM, the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_23":
+        "OpenCV reads None (and the missing argument) as mode 0, which is STEREO_SGBM_MODE_SGBM, the value given",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_38":
+        "astype(None) is astype(float64) on SGBM's int16 disparities: the same values",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_47":
+        "a disparity of exactly 0 then reads z = fx * baseline / 0 = inf, which fails z < far (inf < inf too): "
+        "invalid either way",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_64":
+        "the filler only serves pixels np.where(valid, ...) then discards",
+    "pixelrig.cameras.stereo.x_sgbm_depth__mutmut_65":
+        "the filler depth goes only to pixels already invalid, which valid &= keeps invalid and np.where(valid, ...) "
+        "sets to 0",
+    "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
+        "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -72,7 +72,7 @@ def lenses(draw) -> tuple[tuple[float, float, float, float], tuple[float, ...]]:
     cx = (W - 1) / 2 + draw(signed(2.0, 6.0))
     cy = (H - 1) / 2 + draw(signed(2.0, 6.0))
     dist = (draw(signed(0.03, 0.12)), draw(signed(0.01, 0.03)), draw(signed(0.003, 0.008)),
-            draw(signed(0.003, 0.008)), draw(signed(0.015, 0.04)))
+            draw(signed(0.003, 0.008)), draw(signed(0.02, 0.04)))
     return (fx, fy, cx, cy), dist
 
 
@@ -109,10 +109,10 @@ def test_undistorted_rays_redistort_onto_their_pixels_with_opencv(lens) -> None:
     reference = cv2.undistortPoints(pix[:, None, :], k, np.asarray(dist), criteria=criteria)[:, 0, :]
     assume(float(np.abs(opencv_project(reference, k, dist) - pix).max()) < 1e-9)  # OpenCV converged here
     np.testing.assert_allclose(norm, reference, atol=1e-7)
-    for i in range(5):
+    for i in range(5):  # the inputs tell right from wrong: each coefficient moves some pixel (a narrow lens may not)
         without = list(dist)
         without[i] = 0.0
-        assert np.abs(opencv_project(norm, k, without) - pix).max() >= 0.02, f"coefficient {i} does not matter"
+        assume(np.abs(opencv_project(norm, k, without) - pix).max() >= 0.02)
 
 
 @FEW

@@ -115,6 +115,11 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not isinstance(base, BulletEnv):
             raise ValueError(f"DatasetRecorder needs a pixelrig env (BulletEnv) underneath, for its snapshots: got "
                              f"{type(base).__name__}")
+        # Every episode from a rebuilt world: a fast reset gives the same episode bit for bit, but the snapshots'
+        # .bullet bytes also record each collision object's simulation island (m_islandTag1, numbered by a
+        # union-find over the broadphase's pair array, whose order depends on the episodes before), and a dataset
+        # must be the same bytes whichever episodes a worker ran before (tests/test_datasets_collect.py).
+        base.fast_reset = False
         fps = fps if fps is not None else env.metadata.get("render_fps", 30)
         if not (isinstance(fps, int | float) and fps > 0 and float(fps).is_integer()):
             raise ValueError(f"fps={fps!r} must be a positive whole number (LeRobot's timestamps are frame_index / "

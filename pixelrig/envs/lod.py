@@ -180,15 +180,15 @@ def _make_paths_absolute(root: ET.Element, base: Path) -> None:
                 texture.set("filename", str(found))
 
 
-def _visual_colour(visual: ET.Element, kind: str, materials: dict[str, tuple[float, ...]]) -> tuple[float, ...]:
+def _visual_color(visual: ET.Element, kind: str, materials: dict[str, tuple[float, ...]]) -> tuple[float, ...]:
     """The colour a visual shows: its material colour times its mesh's mean colour."""
     rgba = (1.0, 1.0, 1.0, 1.0)
     if kind == "urdf":
         material = visual.find("material")
         if material is not None:
-            colour = material.find("color")
-            if colour is not None and colour.get("rgba"):
-                rgba = tuple(float(v) for v in colour.get("rgba", "").split())
+            color = material.find("color")
+            if color is not None and color.get("rgba"):
+                rgba = tuple(float(v) for v in color.get("rgba", "").split())
             elif material.get("name") in materials:
                 rgba = materials[material.get("name", "")]
     else:
@@ -199,7 +199,7 @@ def _visual_colour(visual: ET.Element, kind: str, materials: dict[str, tuple[flo
     if mesh is not None:
         ref = mesh.get("filename") if kind == "urdf" else (mesh.findtext("uri") or "")
         if ref and Path(ref).is_file():
-            tone = meshcache.mean_colour(Path(ref))
+            tone = meshcache.mean_color(Path(ref))
             rgba = tuple(a * b for a, b in zip(rgba, tone, strict=False))
     return tuple(list(rgba) + [1.0] * (4 - len(rgba)))[:4]
 
@@ -208,16 +208,16 @@ def _draw_collision(root: ET.Element, kind: str) -> None:
     """Replace each link's visuals by copies of its collision geometry, coloured like the visuals were."""
     materials = {}
     for material in root.findall("material"):
-        colour = material.find("color")
-        if material.get("name") and colour is not None and colour.get("rgba"):
-            materials[material.get("name", "")] = tuple(float(v) for v in colour.get("rgba", "").split())
+        color = material.find("color")
+        if material.get("name") and color is not None and color.get("rgba"):
+            materials[material.get("name", "")] = tuple(float(v) for v in color.get("rgba", "").split())
     for link in root.iter("link"):
         collisions = link.findall("collision")
         visuals = link.findall("visual")
         if not collisions:
             continue  # a link without collision geometry keeps its visuals
-        colours = [_visual_colour(v, kind, materials) for v in visuals]
-        rgba = tuple(sum(c[i] for c in colours) / len(colours) for i in range(4)) if colours else (0.8,) * 3 + (1,)
+        colors = [_visual_color(v, kind, materials) for v in visuals]
+        rgba = tuple(sum(c[i] for c in colors) / len(colors) for i in range(4)) if colors else (0.8,) * 3 + (1,)
         for visual in visuals:
             link.remove(visual)
         for i, collision in enumerate(collisions):

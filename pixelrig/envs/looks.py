@@ -417,7 +417,7 @@ def draw_distractors(spec: Randomization, seed: int, env: BulletEnv) -> tuple[li
     return entries, worn
 
 
-def colour_distractors(client: int, entries: list[list[Any]]) -> None:
+def color_distractors(client: int, entries: list[list[Any]]) -> None:
     """Give each distractor its drawn colour (every link with a visual, opaque)."""
     for entry in entries:
         for link in visual_links(client, int(entry[0])):
@@ -442,7 +442,7 @@ def remake_distractors(env: BulletEnv, entries: list[list[Any]]) -> None:
         if body != int(entry[0]):
             raise ValueError(f"distractor {entry[2]!r} was body {entry[0]} when drawn but loads as body {body}: the "
                              "world differs from the one it was drawn in")
-    colour_distractors(env.client, entries)
+    color_distractors(env.client, entries)
     name_distractors(env, entries)
 
 
@@ -455,7 +455,7 @@ def draw_looks(spec: Randomization, seed: int, env: BulletEnv) -> dict[str, Any]
     worn: list[list[Any]] = []
     if spec.distractors:
         values["distractors"], worn = draw_distractors(spec, seed, env)
-        colour_distractors(env.client, values["distractors"])
+        color_distractors(env.client, values["distractors"])
         name_distractors(env, values["distractors"])
     if spec.textures:
         worn = draw_textures(spec, seed, env) + worn

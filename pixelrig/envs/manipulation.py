@@ -14,6 +14,7 @@ import numpy as np
 import pybullet as p
 
 from pixelrig.cameras.spec import Camera
+from pixelrig.envs.goals import check_goal_reward_type
 from pixelrig.envs.panda import EE_LINK, FINGER_JOINTS, FINGERS, TABLE_TOP, PandaEnv
 from pixelrig.envs.randomization import BodyRange, Randomization
 from pixelrig.envs.terms import Term, gripper_opening
@@ -93,16 +94,21 @@ class PandaManipulationEnv(PandaEnv):
       (:attr:`stage_weights`; each step's stages are in ``info``), so it is in [-1, 0] and rises as the task
       progresses. Both are 0 exactly on success, where the episode terminates: ending sooner never costs reward.
     - ``info``: ``is_success`` and the dense reward's stages by name.
+    - ``goal_obs=True`` (the tasks that set :attr:`goal_size`): the observation is ``Dict(observation=<the flat
+      state above>, achieved_goal, desired_goal)``, the reward the goal's own (``reward_type`` "sparse" by default,
+      as panda-gym's, or "dense": minus the goal distance) and success the goal distance below
+      :attr:`distance_threshold` (:class:`~pixelrig.envs.goals.GoalObserved`); ``info`` keeps the stages.
     - Start: the arm at its neutral pose, the gripper open; the bodies' positions and yaws drawn from the seed by
       ``randomize`` (:class:`~pixelrig.envs.randomization.Randomization`), whose ``body_position`` /
       ``body_yaw`` default to the task's :attr:`start_positions` / :attr:`start_yaws` for every body the
       Randomization passed does not set itself (widen them by passing your own; a zero-width range fixes a body).
 
     Args:
-        reward_type: "dense" or "sparse".
+        reward_type: "dense" or "sparse" (default "dense"; "sparse" with ``goal_obs=True``).
         control: a Panda control mode (default: the task's :attr:`default_control`).
         gripper: "panda" (the only choice: the tasks need the fingers).
         randomize: extra randomisation; the task's start poses are added to it.
+        goal_obs: observe the task's goals for HER (see above).
         options: PandaEnv's and BulletEnv's options (render_mode, renderer, ee_frame, visual_detail, ...).
     """
 
@@ -124,16 +130,19 @@ class PandaManipulationEnv(PandaEnv):
     rig_target: ClassVar[tuple[float, float, float]] = (0.5, 0.0, 0.66)
     """The point the default rig's front and side cameras look at."""
 
-    def __init__(self, reward_type: str = "dense", control: str | None = None, gripper: str = "panda",
-                 randomize: Randomization | None = None, **options: Any) -> None:
+    def __init__(self, reward_type: str | None = None, control: str | None = None, gripper: str = "panda",
+                 randomize: Randomization | None = None, goal_obs: bool = False, **options: Any) -> None:
         owner = type(self).__name__
-        self.reward_type = check_reward_type(owner, reward_type)
+        if isinstance(goal_obs, bool | np.bool_) and goal_obs and self.goal_size:
+            self.reward_type = check_goal_reward_type(owner, "sparse" if reward_type is None else reward_type)
+        else:
+            self.reward_type = check_reward_type(owner, "dense" if reward_type is None else reward_type)
         if gripper != "panda":
             raise ValueError(f"{owner}: gripper={gripper!r}: the task needs the Panda's fingers; pass "
                              "gripper='panda' (the default) or leave it out")
         randomize = with_start_poses(randomize, self.start_positions, self.start_yaws)
         super().__init__(control=self.default_control if control is None else control, gripper=gripper,
-                         randomize=randomize, **options)
+                         randomize=randomize, goal_obs=goal_obs, **options)
         self.describe_observation()
 
     # ---- the observation ---------------------------------------------------------------------------------------
@@ -228,11 +237,14 @@ class PandaManipulationEnv(PandaEnv):
         return -1.0 + sum(weight * stages[name] for name, weight in self.stage_weights.items())
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
+        if self.goal_obs:
+            return self.goal_evaluate(self.stages())
         success = self.is_success()
         return self.reward(success), success, {"is_success": success, **self.stages()}
 
     def reset_info(self) -> dict[str, Any]:
-        return {"is_success": self.is_success(), **self.stages()}
+        success = self.goal_success() if self.goal_obs else self.is_success()
+        return {"is_success": success, **self.stages()}
 
     def reset_task(self, options: dict[str, Any]) -> None:
         self.reset_arm()

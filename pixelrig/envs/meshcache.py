@@ -262,7 +262,7 @@ def simplify_to_cache(path: Path, budget: int) -> Path:
     return obj
 
 
-def mean_colour(path: Path, fallback: tuple[float, ...] = (0.8, 0.8, 0.8, 1.0)) -> tuple[float, ...]:
+def mean_color(path: Path, fallback: tuple[float, ...] = (0.8, 0.8, 0.8, 1.0)) -> tuple[float, ...]:
     """Area-weighted mean RGBA a mesh shows (its texture sampled at the faces, times its material colour),
     cached like the meshes. Used to colour collision geometry drawn in its place."""
     entry = cache_root() / "meshes" / (mesh_key(path, 0) + "-colour.json")
@@ -274,10 +274,10 @@ def mean_colour(path: Path, fallback: tuple[float, ...] = (0.8, 0.8, 0.8, 1.0)) 
         import trimesh
 
         loaded = trimesh.load(str(path), force="mesh", process=False)
-        colours = np.asarray(loaded.visual.to_color().vertex_colors, dtype=np.float64)[:, :4] / 255.0
+        colors = np.asarray(loaded.visual.to_color().vertex_colors, dtype=np.float64)[:, :4] / 255.0
         area = np.asarray(loaded.area_faces, dtype=np.float64)
-        face_colours = colours[np.asarray(loaded.faces)].mean(axis=1)
-        rgba = tuple(float(c) for c in (face_colours * area[:, None]).sum(0) / max(area.sum(), 1e-12))
+        face_colors = colors[np.asarray(loaded.faces)].mean(axis=1)
+        rgba = tuple(float(c) for c in (face_colors * area[:, None]).sum(0) / max(area.sum(), 1e-12))
     except Exception:  # a mesh trimesh cannot colour: the caller's colour stands
         return fallback
     try:

@@ -18,8 +18,9 @@ from pixelrig.control.registry import CONTROLLERS, control_config
 from pixelrig.control.task_space import EE_CONTROLS, TaskSpaceConfig, TaskSpaceControl, TaskSpaceController, arm_chain
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
+from pixelrig.envs.goals import GoalObserved
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.terms import GripperLinks, Observed, Term, gripper_opening
+from pixelrig.envs.terms import GripperLinks, Term, gripper_opening
 
 DEFAULT_DETAIL = "simplified"
 """visual_detail of the Panda tasks unless given: at 84x84 on TinyRenderer it renders the 3-camera rig over 5x
@@ -43,7 +44,7 @@ GRIPPER_FORCE = 20.0
 DOWN = p.getQuaternionFromEuler((np.pi, 0.0, 0.0))  # gripper pointing at the table
 
 
-class PandaEnv(Observed, Controlled, BulletEnv):
+class PandaEnv(GoalObserved, Controlled, BulletEnv):
     """Shared world and controller of the Panda tasks.
 
     - World: ground plane, pybullet_data's table (top at z = 0.625 m), the Franka Panda (franka_panda/panda.urdf,
@@ -67,6 +68,8 @@ class PandaEnv(Observed, Controlled, BulletEnv):
       start open. Without it (the default) the fingers stay closed.
     - The observation gains, at its end, the gripper's quaternion xyzw (4) with ``ee_delta_pose`` / ``ee_pose``
       and the gap between the fingers (1, m) with ``gripper="panda"``; nothing without them.
+    - ``goal_obs=True`` (the tasks with goals: :data:`~pixelrig.envs.terms.GOAL_TASKS`): the observation is a goal
+      ``Dict`` and the reward the goal's own (:class:`~pixelrig.envs.goals.GoalObserved`).
     """
 
     metadata = {**BulletEnv.metadata, "render_fps": 24}

@@ -295,3 +295,121 @@ def cached_state_bytes(client: int) -> int:
     """Bytes of state files :func:`restore_bullet` has had ``client``'s file cache take in since it last emptied
     it."""
     return _cached_state_bytes.get(client, 0)
+
+
+_DYNAMICS_KINDS = ("mass", "lateral_friction", "restitution")
+"""The kinds of ``randomization_values`` entries that change a link's dynamics (:func:`apply_values`)."""
+
+
+def default_motor(time_step: float) -> tuple[int, dict[str, float]]:
+    """The motor command that puts a joint motor back as pybullet makes it when it loads a body: velocity control,
+    target 0, velocity gain 1, position target and gain 0, no velocity clamp and an impulse limit of exactly 1
+    (``createJointMotors``), which pybullet stores as ``force * time_step``."""
+    force = 1.0 / time_step
+    while force * time_step > 1.0:
+        force = np.nextafter(force, 0.0)
+    while force * time_step < 1.0:
+        force = np.nextafter(force, np.inf)
+    return int(p.VELOCITY_CONTROL), {"targetVelocities": 0.0, "velocityGains": 1.0, "forces": float(force)}
+
+
+class BuiltWorld:
+    """A world as :meth:`BulletEnv._rebuild <pixelrig.envs.BulletEnv>` left it, kept to start the next episode
+    from without rebuilding, bit for bit as a rebuilt world would.
+
+    What is kept: pybullet's in-memory state (``saveState``: poses, velocities), the motor commands given while
+    building, the bodies and constraints there were, the values of ``world_state`` the world was built for, and
+    the dynamics and colours randomisation may change. :meth:`fits` says whether the env's world is still that
+    one (no body or constraint added or removed, the same ``world_state``, no distractors or textures, which
+    change what the world holds or wears); :meth:`restore` puts everything back that an episode changes and
+    pybullet's restore does not.
+    """
+
+    def __init__(self, env: Any) -> None:
+        c = env.client
+        self.state_id = p.saveState(physicsClientId=c)
+        self.motors = dict(env._motors)
+        self.world = tuple(getattr(env, name) for name in env.world_state)
+        self.bodies = [p.getBodyUniqueId(i, physicsClientId=c) for i in range(p.getNumBodies(physicsClientId=c))]
+        self.constraints = p.getNumConstraints(physicsClientId=c)
+        self.links = {b: p.getNumJoints(b, physicsClientId=c) for b in self.bodies}
+        self.time_step = float(env.time_step)
+        self._dynamics: dict[tuple[int, int], tuple[Any, ...]] = {}
+        self._colors: dict[tuple[int, int], list[float]] = {}
+        spec = env.randomize
+        if spec is not None and (spec.mass_scale or spec.lateral_friction or spec.restitution):
+            for b, n in self.links.items():
+                for link in range(-1, n):
+                    info = p.getDynamicsInfo(b, link, physicsClientId=c)
+                    self._dynamics[(b, link)] = (info[0], info[2], info[1], info[5])
+        if spec is not None and spec.link_colors:
+            for b in self.bodies:
+                for shape in p.getVisualShapeData(b, physicsClientId=c):
+                    self._colors.setdefault((int(shape[0]), int(shape[1])), list(shape[7]))
+
+    @classmethod
+    def save(cls, env: Any) -> BuiltWorld:
+        """Keep ``env``'s world as it was just built."""
+        return cls(env)
+
+    def fits(self, env: Any) -> bool:
+        """Whether ``env``'s world can be put back to this one exactly: the same bodies and constraints, built for
+        the same ``world_state``, without distractors or textures (this episode's or the last's)."""
+        c = env.client
+        spec = env.randomize
+        values = env.randomization_values
+        if spec is not None and (spec.distractors or spec.textures):
+            return False
+        if values.get("distractors") or values.get("textures"):
+            return False
+        if not all(_equal(a, getattr(env, name)) for a, name in zip(self.world, env.world_state, strict=True)):
+            return False
+        if p.getNumConstraints(physicsClientId=c) != self.constraints:
+            return False
+        n = p.getNumBodies(physicsClientId=c)
+        return n == len(self.bodies) and all(p.getBodyUniqueId(i, physicsClientId=c) == b
+                                              for i, b in enumerate(self.bodies))
+
+    def restore(self, env: Any) -> None:
+        """Put ``env``'s world back as it was just built: contacts, poses and velocities, the engine's time step,
+        gravity and deterministic pairs, motors, and the dynamics and colours randomisation changed."""
+        c = env.client
+        clear_contacts(c, self.bodies, self.links)
+        p.restoreState(stateId=self.state_id, physicsClientId=c)
+        p.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=c)  # as built: restore keeps
+        p.setTimeStep(env.time_step, physicsClientId=c)  # none of these, which a user may have changed
+        p.setGravity(*env.gravity, physicsClientId=c)
+        for key in sorted(set(env._motors) | set(self.motors)):
+            command = self.motors.get(key)
+            if env._motors.get(key) == command:
+                continue
+            mode, args = command if command is not None else default_motor(self.time_step)
+            p.setJointMotorControlArray(key[0], [key[1]], mode, physicsClientId=c,
+                                        **{k: [v] for k, v in args.items()})
+        env._motors = dict(self.motors)
+        values = env.randomization_values
+        for kind in _DYNAMICS_KINDS:
+            for body, link, *_ in values.get(kind, []):
+                mass, inertia, mu, e = self._dynamics[(int(body), int(link))]
+                if kind == "mass":
+                    p.changeDynamics(body, link, mass=mass, localInertiaDiagonal=inertia, physicsClientId=c)
+                elif kind == "lateral_friction":
+                    p.changeDynamics(body, link, lateralFriction=mu, physicsClientId=c)
+                else:
+                    p.changeDynamics(body, link, restitution=e, physicsClientId=c)
+        for body, link, *_ in values.get("rgba", []):
+            p.changeVisualShape(body, link, rgbaColor=self._colors[(int(body), int(link))], physicsClientId=c)
+
+
+CLEAR_SPACING = 1000.0
+"""Metres between the bodies while :func:`clear_contacts` empties the contact manifolds."""
+
+
+def clear_contacts(client: int, bodies: list[int], links: Mapping[int, int]) -> None:
+    """Empty every contact manifold the last episode left: each body is moved far from every other and up, so that
+    one collision detection pass drops every contact point (each pair's points are farther than the breaking
+    threshold) and frees every compound's child manifolds."""
+    for i, body in enumerate(bodies):
+        far = CLEAR_SPACING * (i + 1)
+        p.resetBasePositionAndOrientation(body, (far, 0.0, far), (0.0, 0.0, 0.0, 1.0), physicsClientId=client)
+    p.performCollisionDetection(physicsClientId=client)

@@ -222,13 +222,37 @@ def flatten(values: Mapping[str, Any], layout: Mapping[str, slice]) -> np.ndarra
     return np.concatenate([np.asarray(values[term], np.float64) for term in layout]).astype(np.float32)
 
 
+GOAL_TASKS: tuple[str, ...] = ("pixelrig/PandaReach-v0", "pixelrig/PandaPush-v0", "pixelrig/PandaLift-v0",
+                                "pixelrig/PandaPickPlace-v0", "pixelrig/PandaStack-v0")
+"""The tasks that take ``goal_obs=True`` (:class:`pixelrig.envs.goals.GoalObserved`; a test holds the list)."""
+
+
 class Observed:
     """What an env with a flat observation of named terms has: :meth:`term_specs` (the list, once the world is
     built) and :meth:`term_values` (each term's value now); :meth:`describe_observation` sets
     ``observation_layout`` ({term: slice}) and ``observation_space`` from the list, and :meth:`observe` joins the
-    values (:func:`flatten`)."""
+    values (:func:`flatten`).
+
+    It takes ``goal_obs`` (default False) for every env: a task with goals (a
+    :class:`~pixelrig.envs.goals.GoalObserved` with a ``goal_size``) then observes them; any other env refuses True.
+
+    Raises:
+        ValueError: ``goal_obs`` is not a bool, or True on an env without goals (naming :data:`GOAL_TASKS`).
+    """
 
     observation_layout: dict[str, slice]
+    goal_size: int = 0
+    """The size of the task's goals; 0: the task has none."""
+
+    def __init__(self, *args: Any, goal_obs: bool = False, **kwargs: Any) -> None:
+        name = type(self).__name__
+        if not isinstance(goal_obs, bool | np.bool_):
+            raise ValueError(f"{name}: goal_obs={goal_obs!r} must be True or False")
+        if goal_obs and not self.goal_size:
+            raise ValueError(f"{name} has no goal observation: goal_obs=True is for {', '.join(GOAL_TASKS)}")
+        self.goal_obs = bool(goal_obs)
+        """Whether the observation is a goal ``Dict`` (see :class:`~pixelrig.envs.goals.GoalObserved`)."""
+        super().__init__(*args, **kwargs)
 
     def term_specs(self) -> list[Term]:
         """The observation's terms, in order."""

@@ -140,8 +140,8 @@ def report_picture(report: Mapping[str, Any], frames: Mapping[str, np.ndarray], 
         f = report["per_factor"][name]
         x0 = 10 + k * bar_w
         vs = f.get("vs_control")
-        colour = "#4c72b0" if vs is None else ("#c44e52" if vs["significant"] else "#8da0cb")
-        draw.rectangle([x0 + 4, base - f["pc_success"] * scale, x0 + bar_w - 4, base], fill=colour)
+        color = "#4c72b0" if vs is None else ("#c44e52" if vs["significant"] else "#8da0cb")
+        draw.rectangle([x0 + 4, base - f["pc_success"] * scale, x0 + bar_w - 4, base], fill=color)
         lo, hi = f["pc_success_ci95"]
         cx = x0 + bar_w / 2
         draw.line([cx, base - lo * scale, cx, base - hi * scale], fill="black", width=2)

@@ -34,8 +34,11 @@ def wrap(angle: float, period: float = 2.0 * math.pi) -> float:
 
 
 def state_of(obs: Any) -> np.ndarray:
-    """The state vector of an observation: the env's own, or PixelObs' ``obs["state"]``."""
+    """The state vector of an observation: the env's own, a goal env's ``obs["observation"]`` (``goal_obs=True``),
+    or PixelObs' ``obs["state"]``."""
     if isinstance(obs, Mapping):
+        if "state" not in obs and "observation" in obs:
+            return np.asarray(obs["observation"], np.float64)
         if "state" not in obs:
             raise ValueError("the expert reads the env's state observation: wrap the env in PixelObs without "
                              f"pixels_only=True, so that obs['state'] exists; got keys {sorted(obs)}")
@@ -84,7 +87,8 @@ class Expert:
         self.phase, self.steps_in_phase, self.memory = self.phases[0], 0, {}
 
     def __call__(self, obs: Any) -> np.ndarray:
-        """The action for ``obs`` (the env's state vector, or a PixelObs dict holding it as ``"state"``)."""
+        """The action for ``obs`` (the env's state vector, a goal env's dict holding it as ``"observation"``, or a
+        PixelObs dict holding it as ``"state"``)."""
         state = state_of(obs)
         self.o = {term: state[span] for term, span in self.layout.items()}
         phase = self.phase

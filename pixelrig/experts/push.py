@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from pixelrig.experts.base import state_of
 
 TABLE_TOP = 0.625
 """The table top's height in the Panda tasks (m): pybullet_data's table/table.urdf."""
@@ -17,7 +20,8 @@ class PushExpert:
     """A scripted pushing policy for PandaPush-v0 (for demos and tests): go behind the cube, lower, push.
 
     Call with the env's state observation (its default layout: gripper position at 0:3, cube position at 6:9,
-    target at 18:21); returns an action in [-1, 1]^3. Stateful (its phase): make a new one per episode or call
+    target at 18:21), or a dict holding it (a goal env's ``"observation"``, PixelObs' ``"state"``); returns an
+    action in [-1, 1]^3. Stateful (its phase): make a new one per episode or call
     :meth:`reset`.
 
     Args:
@@ -35,7 +39,9 @@ class PushExpert:
     def reset(self) -> None:
         self.phase = "approach"
 
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
+    def __call__(self, obs: Any) -> np.ndarray:
+        if isinstance(obs, Mapping):
+            obs = state_of(obs).astype(np.float32)  # the float32 state itself, as without the dict
         ee, cube, target = obs[0:3], obs[6:9], obs[18:21]
         direction = target[:2] - cube[:2]
         direction /= max(np.linalg.norm(direction), 1e-6)

@@ -23,11 +23,18 @@ class PandaLiftEnv(PandaManipulationEnv):
       ``grasp`` (0.25) both fingers touch the cube, ``lift`` (0.5) the cube's height above its resting height over
       0.10 m, clipped to [0, 1], counted while grasped.
     - Control: ``ee_delta_pos`` with the gripper (4 actions).
+    - ``goal_obs=True``: the goal is the cube's height (1), how far its centre is above its resting height, capped
+      at :attr:`lift_height` + :attr:`distance_threshold` (0.11 m); the desired goal is that cap, 0.11 m; success
+      (and sparse reward 0) when they are less than :attr:`distance_threshold` (0.01 m) apart, i.e. the cube
+      lifted more than 0.10 m: the task's own success (up to float32 rounding of the height, 1e-8 m). Dense: minus
+      the distance, ``-max(0.11 - height, 0)``.
     """
 
     objects = ("cube",)
     lift_height = 0.10
     """How high the cube's bottom must be above the table (m)."""
+    goal_size = 1
+    distance_threshold = 0.01
     start_positions = {"cube": ((0.40, -0.15, CUBE_REST), (0.60, 0.15, CUBE_REST))}
     start_yaws = {"cube": FULL_TURN}
     stage_weights = {"reach": 0.25, "grasp": 0.25, "lift": 0.5}
@@ -43,6 +50,12 @@ class PandaLiftEnv(PandaManipulationEnv):
 
     def is_success(self) -> bool:
         return self.lifted() >= self.lift_height
+
+    def achieved_goal(self) -> np.ndarray:
+        return np.array([min(self.lifted(), self.lift_height + self.distance_threshold)])
+
+    def desired_goal(self) -> np.ndarray:
+        return np.array([self.lift_height + self.distance_threshold])
 
     def stages(self) -> dict[str, float]:
         grasp = float(self.grasped("cube"))

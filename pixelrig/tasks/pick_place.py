@@ -28,11 +28,15 @@ class PandaPickPlaceEnv(PandaManipulationEnv):
     - Dense stages: ``reach`` (0.25) and ``grasp`` (0.25) as PandaLift's, ``place`` (0.5) ``1 - tanh(10 d)`` of the
       cube's distance to the target.
     - Control: ``ee_delta_pos`` with the gripper (4 actions).
+    - ``goal_obs=True``: the achieved goal is the cube's centre (3), the desired goal the target (3); success (and
+      sparse reward 0) when they are less than :attr:`distance_threshold` (0.03 m) apart: the task's own success.
     """
 
     objects = ("cube",)
     task_state = ("target_pos",)
     success_distance = 0.03
+    goal_size = 3
+    distance_threshold = success_distance
     air_probability = 0.5
     start_positions = PandaLiftEnv.start_positions
     start_yaws = PandaLiftEnv.start_yaws
@@ -75,6 +79,12 @@ class PandaPickPlaceEnv(PandaManipulationEnv):
 
     def is_success(self) -> bool:
         return self.distance() < self.success_distance
+
+    def achieved_goal(self) -> np.ndarray:
+        return self.position("cube")
+
+    def desired_goal(self) -> np.ndarray:
+        return self.target_pos
 
     def stages(self) -> dict[str, float]:
         return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from pixelrig.envs.goals import distance_reward_type
 from pixelrig.envs.panda import TABLE_TOP, PandaEnv
 from pixelrig.envs.terms import Term
 
@@ -27,13 +28,21 @@ class PandaPushEnv(PandaEnv):
       Registered with a 100-step time limit.
     - Start: arm at its neutral pose; cube uniform in x ∈ [0.40, 0.60], y ∈ [-0.15, 0.15]; target uniform in
       x ∈ [0.40, 0.70], y ∈ [-0.20, 0.20], at least 0.10 m from the cube.
+    - ``goal_obs=True``: ``Dict(observation=<the above>, achieved_goal=<the cube's x, y> (2),
+      desired_goal=<the target's x, y> (2))``: the goals are in the table plane, where the success is measured;
+      success (and sparse reward 0) when they are less than :attr:`distance_threshold` (0.05 m) apart, the task's
+      own success. ``reward_type``: "sparse" (the default with goals, -1/0) or "dense" (minus the distance);
+      without ``goal_obs`` the reward is always minus the distance and ``reward_type`` is refused.
     """
 
     success_distance = 0.05
+    goal_size = 2
+    distance_threshold = success_distance
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf", "cube_small.urdf")
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, reward_type: str | None = None, **options: Any) -> None:
+        self.reward_type = distance_reward_type(type(self).__name__, options.get("goal_obs", False), reward_type)
         super().__init__(**options)
         self.describe_observation()
         self.target_pos = np.array([0.6, 0.1, TABLE_TOP])
@@ -79,10 +88,18 @@ class PandaPushEnv(PandaEnv):
                 "cube_linvel": lin, "cube_angvel": ang, "target_pos": self.target_pos,
                 "cube_target_distance": [self.cube_distance()], **self.extra_values()}
 
+    def achieved_goal(self) -> np.ndarray:
+        return np.array(p.getBasePositionAndOrientation(self.cube, physicsClientId=self.client)[0][:2])
+
+    def desired_goal(self) -> np.ndarray:
+        return self.target_pos[:2]
+
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
         d = self.cube_distance()
+        if self.goal_obs:
+            return self.goal_evaluate({"distance": d})
         success = d < self.success_distance
         return -d, success, {"is_success": success, "distance": d}
 
     def reset_info(self) -> dict[str, Any]:
-        return {"is_success": False, "distance": self.cube_distance()}
+        return {"is_success": self.goal_success() if self.goal_obs else False, "distance": self.cube_distance()}

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from pixelrig.envs.goals import distance_reward_type
 from pixelrig.envs.panda import TABLE_TOP, PandaEnv
 from pixelrig.envs.terms import Term
 
@@ -24,13 +25,20 @@ class PandaReachEnv(PandaEnv):
       < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
     - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
       z ∈ [0.05, 0.35] m above the table. The target is a small visual-only sphere (it has a label id).
+    - ``goal_obs=True``: ``Dict(observation=<the above>, achieved_goal=<gripper centre> (3), desired_goal=<target>
+      (3))``; success (and sparse reward 0) when they are less than :attr:`distance_threshold` (0.05 m) apart, the
+      task's own success. ``reward_type``: "sparse" (the default with goals, -1/0) or "dense" (minus the distance);
+      without ``goal_obs`` the reward is always minus the distance and ``reward_type`` is refused.
     """
 
     success_distance = 0.05
+    goal_size = 3
+    distance_threshold = success_distance
     task_state = ("target_pos",)
     model_files = ("plane.urdf", "table/table.urdf", "franka_panda/panda.urdf")
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, reward_type: str | None = None, **options: Any) -> None:
+        self.reward_type = distance_reward_type(type(self).__name__, options.get("goal_obs", False), reward_type)
         super().__init__(**options)
         self.describe_observation()
         self.target_pos = np.array([0.5, 0.0, TABLE_TOP + 0.2])
@@ -61,10 +69,19 @@ class PandaReachEnv(PandaEnv):
         return {"ee_pos": ee, "ee_linvel": ee_vel, "target_pos": self.target_pos,
                 "distance": [np.linalg.norm(ee - self.target_pos)], **self.extra_values()}
 
+    def achieved_goal(self) -> np.ndarray:
+        return self.ee_state()[0]
+
+    def desired_goal(self) -> np.ndarray:
+        return self.target_pos
+
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
         d = self.distance()
+        if self.goal_obs:
+            return self.goal_evaluate({"distance": d})
         success = d < self.success_distance
         return -d, success, {"is_success": success, "distance": d}
 
     def reset_info(self) -> dict[str, Any]:
-        return {"is_success": False, "distance": self.distance()}
+        return {"is_success": self.goal_success() if self.goal_obs else False, "distance": self.distance()}
+

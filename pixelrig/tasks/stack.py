@@ -30,6 +30,12 @@ class PandaStackEnv(PandaManipulationEnv):
     - Dense stages: ``reach`` (0.2) to A as in PandaLift, ``grasp`` (0.2) both fingers on A, ``align`` (0.4)
       ``1 - tanh(10 d)`` of A's distance to ``target_pos``, ``release`` (0.2) A on B and released.
     - Control: ``ee_delta_pos`` with the gripper (4 actions).
+    - ``goal_obs=True``: the goal covers both cubes. Achieved: A's and B's centres (6); desired: A's place on B
+      (``target_pos``) and B's centre, both where B is now (6). Their distance is A's distance to its place on B;
+      success (and sparse reward 0) when it is below :attr:`distance_threshold` (0.02 m, the task's
+      :attr:`xy_tolerance`). A goal is positions only, as panda-gym's Stack: the release and the stillness of the
+      task's own success are not part of it. A relabelled goal (HER's, from a later achieved goal) asks for both
+      cubes at given places.
     """
 
     objects = ("cube_a", "cube_b")
@@ -37,6 +43,8 @@ class PandaStackEnv(PandaManipulationEnv):
     z_tolerance = 0.005
     open_width = 0.06
     clearance = 0.05
+    goal_size = 6
+    distance_threshold = xy_tolerance
     start_positions = {"cube_a": ((0.40, -0.18, CUBE_REST), (0.60, -0.06, CUBE_REST)),
                        "cube_b": ((0.40, 0.06, CUBE_REST), (0.60, 0.18, CUBE_REST))}
     start_yaws = {"cube_a": FULL_TURN, "cube_b": FULL_TURN}
@@ -57,6 +65,12 @@ class PandaStackEnv(PandaManipulationEnv):
     def stack_target(self) -> np.ndarray:
         """Where A's centre rests on B: B's centre plus one cube side up (m)."""
         return self.position("cube_b") + [0.0, 0.0, 2 * CUBE_HALF]
+
+    def achieved_goal(self) -> np.ndarray:
+        return np.concatenate([self.position("cube_a"), self.position("cube_b")])
+
+    def desired_goal(self) -> np.ndarray:
+        return np.concatenate([self.stack_target(), self.position("cube_b")])
 
     def on_b(self) -> bool:
         """Whether A sits on B within the tolerances."""

@@ -14,6 +14,7 @@ from pixelrig.cameras.rig import CameraLike, as_cameras
 from pixelrig.cameras.sensors import SensorTimeline
 from pixelrig.cameras.spec import Camera
 from pixelrig.envs.base import bullet_client_of
+from pixelrig.envs.goals import GOAL_KEYS
 from pixelrig.render.backends import CameraRequest, RenderBackend
 from pixelrig.wrappers.background import Background
 from pixelrig.wrappers.binding import BoundRig
@@ -26,7 +27,10 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
     background = far; label (H,W,1) int32 body ids, -1 = background; points (H,W,4) float32 world xyz and w = 1
     at hits, all 0 at background; normal (H,W,3) float32 world unit normals, 0 at background; link (H,W,1) int32
     link ids, see ``link_names``; class (H,W,1) int32 ids from ``classes``, 0 unclassified, -1 background) plus
-    ``"state"`` (the wrapped env's own observation) unless ``pixels_only``. See
+    ``"state"`` (the wrapped env's own observation) unless ``pixels_only``. Over a goal env (``goal_obs=True``, a
+    ``Dict`` of ``observation``, ``achieved_goal`` and ``desired_goal``) the keys stay flat: ``"state"`` is its
+    ``observation`` and ``"achieved_goal"`` / ``"desired_goal"`` are added as they are, with ``pixels_only`` too
+    (so SB3's ``HerReplayBuffer`` and ``MultiInputPolicy`` take the pixels with the goals). See
     :class:`~pixelrig.cameras.CameraRig` for how points, normals and link ids are made. The space is built from
     the camera specs alone; rendering never changes the simulation.
 
@@ -112,8 +116,14 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
             background_bodies=tuple(background_bodies),
         )
         obs_spaces: dict[str, spaces.Space] = dict(self.rig.observation_spaces)
+        state_space = env.observation_space
+        self.goals = isinstance(state_space, spaces.Dict) and set(GOAL_KEYS) <= set(state_space.spaces)
+        """Whether the wrapped env is a goal env, whose goals become keys of their own."""
+        if self.goals:
+            obs_spaces.update({key: state_space[key] for key in GOAL_KEYS[1:]})
+            state_space = state_space["observation"]
         if not pixels_only:
-            obs_spaces["state"] = env.observation_space
+            obs_spaces["state"] = state_space
         self.observation_space = spaces.Dict(obs_spaces)
         self.pixels_only = pixels_only
 
@@ -187,6 +197,9 @@ class PixelObs(gym.ObservationWrapper[dict[str, np.ndarray], Any, Any], gym.util
         cameras' clock."""
         if self.sensors.active:
             frames = self.sensors.observe(frames)
+        if self.goals:
+            frames.update({key: observation[key] for key in GOAL_KEYS[1:]})
+            observation = observation["observation"]
         if not self.pixels_only:
             frames["state"] = observation
         return {key: frames[key] for key in self.observation_space.spaces}
