@@ -66,8 +66,10 @@ GROUPS: dict[str, Group] = {
     "looks": Group(("pixelrig/envs/looks.py", "pixelrig/envs/presets.py"),
                    ("tests/test_envs_looks_draws.py", "tests/test_envs_looks.py")),
     "autoreset": Group(("pixelrig/vector/autoreset.py",),
-                       ("tests/test_vector_autoreset.py",)),
-    "sb3": Group(("pixelrig/integrations/sb3.py",), ("tests/test_integrations_sb3.py",)),
+                       ("tests/test_vector_autoreset_properties.py", "tests/test_vector_autoreset.py",
+                        "tests/test_vector_autoreset_infos.py")),
+    "sb3": Group(("pixelrig/integrations/sb3.py",), ("tests/test_integrations_sb3_infos.py",
+                                                     "tests/test_integrations_sb3.py")),
 }
 """Every group by name."""
 
