@@ -38,3 +38,18 @@ def test_an_edit_that_no_longer_applies_names_the_mutant(tmp_path: Path) -> None
     for old, count in (("a = 1", 2), ("b = 2", 0)):
         with pytest.raises(ValueError, match=f"mutant 'm': its edit of f.py matches {count} places"):
             apply(Mutant("m", "breaks f", ("tests/x.py::t",), edits=(Edit("f.py", old, "c = 3"),)), tmp_path)
+
+
+def test_the_mutation_page_is_its_json_and_equivalents_are_named_mutants() -> None:
+    """docs/mutation.md's table is what tests/mutation.py writes from docs/mutation.json, and every mutant judged
+    equivalent belongs to a module of a group, with a reason."""
+    import json
+
+    from tests.mutation import EQUIVALENT, GROUPS, PAGE, RESULTS, TABLE_END, TABLE_START, table
+
+    rows = json.loads(RESULTS.read_text())
+    text = PAGE.read_text()
+    assert text[text.index(TABLE_START) + len(TABLE_START):text.index(TABLE_END)].strip() == table(rows).strip()
+    modules = {m.removesuffix(".py").replace("/", ".") for g in GROUPS.values() for m in g.modules}
+    for name, reason in EQUIVALENT.items():
+        assert name.split(".x", 1)[0] in modules and len(reason) > 20, name
