@@ -391,3 +391,18 @@ def test_sb3_sac_with_her_trains_on_panda_stack() -> None:
         check_relabelled_rewards(model, env)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("env_id", ["pixelrig/PandaReach-v0", "pixelrig/PandaLift-v0", "pixelrig/PandaPegInsert-v0"])
+def test_only_goal_envs_have_the_goal_methods(env_id: str) -> None:
+    """SB3's and Gymnasium's checkers take an env with ``compute_reward`` for a goal env and then require a Dict
+    observation: without goal_obs=True the goal methods are absent (hasattr is False), with a message naming it."""
+    env = gym.make(env_id)
+    try:
+        for name in ("compute_reward", "compute_terminated", "compute_truncated"):
+            assert not hasattr(env.unwrapped, name)
+        with pytest.raises(AttributeError, match=re.escape("compute_reward is a goal env's: make the env with "
+                                                           "goal_obs=True")):
+            env.unwrapped.compute_reward  # noqa: B018
+    finally:
+        env.close()

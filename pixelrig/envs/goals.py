@@ -5,6 +5,7 @@ alone (:func:`goal_reward`), so that ``compute_reward`` over a batch of relabell
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,6 +40,12 @@ def goal_distance(achieved: Any, desired: Any) -> np.ndarray:
     for i in range(diff.shape[-1]):
         total = total + diff[..., i] * diff[..., i]
     return np.sqrt(total)
+
+
+def goal_reached(achieved: Any, desired: Any, threshold: float) -> Any:
+    """Whether each goal pair is within ``threshold`` (m): a bool for (k,) goals, a (B,) bool array for a batch."""
+    reached = goal_distance(achieved, desired) < threshold
+    return bool(reached) if reached.ndim == 0 else reached
 
 
 def goal_reward(achieved: Any, desired: Any, threshold: float, reward_type: str) -> np.ndarray:
@@ -127,31 +134,48 @@ class GoalObserved(Observed):
         achieved, desired = self.goals()
         return {"observation": flat, "achieved_goal": achieved, "desired_goal": desired}
 
-    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> np.ndarray:
-        """The reward for reaching ``achieved_goal`` when ``desired_goal`` is wanted ((k,) -> a 0-d value, (B, k)
-        -> (B,)): what ``step()`` returns for the same goals, bitwise. ``info`` is not read."""
-        return goal_reward(achieved_goal, desired_goal, self.distance_threshold, self.reward_type)
+    def require_goals(self, name: str) -> None:
+        """Refuse a goal method on an env made without ``goal_obs=True`` with an AttributeError, so that ``hasattr``
+        says False: SB3's and Gymnasium's checkers take an env with ``compute_reward`` for a goal env, whose
+        observation must then be a ``Dict``."""
+        if not self.goal_obs:
+            raise AttributeError(f"{type(self).__name__}.{name} is a goal env's: make the env with goal_obs=True")
 
-    def compute_terminated(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
-        """Whether the goal is reached (the episode ends then): the goal distance below :attr:`distance_threshold`;
-        a bool for (k,) goals, a (B,) bool array for a batch."""
-        reached = goal_distance(achieved_goal, desired_goal) < self.distance_threshold
-        return bool(reached) if reached.ndim == 0 else reached
+    @property
+    def compute_reward(self) -> Callable[[Any, Any, Any], np.ndarray]:
+        """``compute_reward(achieved_goal, desired_goal, info)``: the reward for reaching ``achieved_goal`` when
+        ``desired_goal`` is wanted ((k,) -> a 0-d value, (B, k) -> (B,)): what ``step()`` returns for the same goals,
+        bitwise. ``info`` is not read. Only with ``goal_obs=True``."""
+        self.require_goals("compute_reward")
+        return lambda achieved_goal, desired_goal, info: goal_reward(achieved_goal, desired_goal,
+                                                                     self.distance_threshold, self.reward_type)
 
-    def compute_truncated(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
-        """Never from the goals (the registered time limit truncates): False, or a (B,) array of False."""
-        shape = np.shape(achieved_goal)[:-1]
-        return False if not shape else np.zeros(shape, dtype=bool)
+    @property
+    def compute_terminated(self) -> Callable[[Any, Any, Any], Any]:
+        """``compute_terminated(achieved_goal, desired_goal, info)``: whether the goal is reached (the episode ends
+        then): the goal distance below :attr:`distance_threshold`; a bool for (k,) goals, a (B,) bool array for a
+        batch. Only with ``goal_obs=True``."""
+        self.require_goals("compute_terminated")
+        return lambda achieved_goal, desired_goal, info: goal_reached(achieved_goal, desired_goal,
+                                                                      self.distance_threshold)
+
+    @property
+    def compute_truncated(self) -> Callable[[Any, Any, Any], Any]:
+        """``compute_truncated(achieved_goal, desired_goal, info)``: never from the goals (the registered time limit
+        truncates): False, or a (B,) array of False. Only with ``goal_obs=True``."""
+        self.require_goals("compute_truncated")
+        return lambda achieved_goal, desired_goal, info: (
+            False if not np.shape(achieved_goal)[:-1] else np.zeros(np.shape(achieved_goal)[:-1], dtype=bool))
 
     def goal_success(self) -> bool:
         """Whether the goal is reached now (:meth:`compute_terminated` of :meth:`goals`)."""
-        return bool(self.compute_terminated(*self.goals(), None))
+        return bool(goal_reached(*self.goals(), self.distance_threshold))
 
     def goal_evaluate(self, info: dict[str, Any]) -> tuple[float, bool, dict[str, Any]]:
         """``(reward, terminated, info)`` of a goal env's step: the goals' own reward and success, ``info`` with
         ``is_success`` first."""
         achieved, desired = self.goals()
-        success = bool(self.compute_terminated(achieved, desired, None))
+        success = bool(goal_reached(achieved, desired, self.distance_threshold))
         info = {"is_success": success, **info}
-        return float(self.compute_reward(achieved, desired, info)), success, info
+        return float(goal_reward(achieved, desired, self.distance_threshold, self.reward_type)), success, info
 
