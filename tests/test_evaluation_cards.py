@@ -29,3 +29,34 @@ def test_the_expert_card_is_its_report() -> None:
     assert f"({seconds:.0f} s of episodes" in text
     rates = [f["episodes_per_min"] for f in report["per_factor"].values()]
     assert f"{min(rates):.0f}-{max(rates):.0f} episodes/min by factor" in text
+
+
+def test_the_bc_card_is_its_report() -> None:
+    report = json.loads((DOCS / "eval_bc.json").read_text())
+    page = (DOCS / "evaluation.md").read_text()
+    assert report_markdown(report) in page
+    assert report["policy"] == "bc_pixels:eval_policy" and report["episodes"] == 100 and len(report["factors"]) == 14
+    text = re.sub(r"\s+", " ", page)
+    t = report["training"]
+    assert (f"in {t['minutes']} min ({t['epochs']} epochs; {t['held_out_success_pc']}% on its own 50 held-out seeds)"
+            in text)
+    assert f"1,400 episodes in {sum(report['seconds_by_factor'].values()):.0f} s of episodes, " \
+           f"{report['wall_seconds'] / 60:.1f} min in all" in text
+    vs = {k: f["vs_control"] for k, f in report["per_factor"].items() if f.get("vs_control")}
+    falls = [k for k, v in vs.items() if v["significant"] and v["pc_change"] < 0]
+    stays = [k for k, v in vs.items() if not v["significant"]]
+    assert len(falls) + len(stays) == 13
+    names = lambda ks: ", ".join(f"`{k}`" for k in ks[:-1]) + f" and `{ks[-1]}`"  # noqa: E731
+    assert f"paired interval excluding 0, under {names(falls)};" in text
+    assert f"within the interval under {names(stays)}." in text
+
+
+def test_the_readme_shows_both_cards_headlines() -> None:
+    readme = re.sub(r"\s+", " ", (DOCS.parent / "README.md").read_text())
+    for name in ("expert", "bc"):
+        report = json.loads((DOCS / f"eval_{name}.json").read_text())
+        f = report["per_factor"]
+        drops = [k for k, v in f.items() if v.get("vs_control") and v["vs_control"]["significant"]]
+        row = (f"| `{report['policy']}` | {f['control']['pc_success']:.0f}% | {f['test_hard']['pc_success']:.0f}% | "
+               f"{', '.join(drops) or 'none'} |")
+        assert row in readme, row
