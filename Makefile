@@ -48,7 +48,7 @@ test-newest:
 	$(MAKE) test PYTHON=$(NEWEST_PYTHON)
 
 test-long: $(STAMP)
-	$(PY) -m pytest -m "slow and not learning and not ray_cluster"
+	$(PY) -m pytest -m "slow and not learning and not ray_cluster and not sweep"
 
 # A two-node Ray cluster started on this machine (two `ray start` processes): runners on both, one killed mid-run.
 test-cluster: $(STAMP)

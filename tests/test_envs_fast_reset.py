@@ -280,12 +280,14 @@ def test_fast_resets_equal_fresh_envs_20_seeds(env_id: str, kwargs: dict[str, An
 
 
 @pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES, ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_fast_resets_equal_fresh_envs_20_seeds_randomised(env_id: str, kwargs: dict[str, Any]) -> None:
     compare(env_id, kwargs, list(range(20)), randomize=PHYSICS)
 
 
 @pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES, ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_fast_resets_equal_fresh_envs_20_seeds_looks(env_id: str, kwargs: dict[str, Any]) -> None:
     compare(env_id, kwargs, list(range(20)), looks="train")
