@@ -29,23 +29,12 @@ from pixelrig.cameras.lens import (
     undistort_pixels,
 )
 
+from .camera_refs import grid, opencv_project
+
 FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
 
 STRONG_K = np.array([[30.0, 0.0, 31.0], [0.0, 33.0, 22.0], [0.0, 0.0, 1.0]])  # 64x48, wide, fx != fy
 STRONGER = (0.3, 0.4, 0.01, -0.01, 0.3)  # OpenCV's default 5 iterations leave it ~20 px off at the corners
-
-
-def grid(width: int, height: int) -> np.ndarray:
-    """(H*W, 2) pixel coordinates (col, row), row-major."""
-    cols, rows = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
-    return np.stack([cols.ravel(), rows.ravel()], axis=1)
-
-
-def opencv_project(norm: np.ndarray, k: np.ndarray, dist) -> np.ndarray:
-    """(N, 2) normalised undistorted points -> (N, 2) distorted pixels, by ``cv2.projectPoints``."""
-    obj = np.concatenate([norm, np.ones((len(norm), 1))], axis=1)
-    uv, _ = cv2.projectPoints(obj, np.zeros(3), np.zeros(3), k, np.asarray(dist, dtype=np.float64))
-    return uv[:, 0, :]
 
 
 # ---- a field-of-view camera's K is pybullet's frustum ----------------------------------------------------------------

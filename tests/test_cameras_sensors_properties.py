@@ -26,7 +26,6 @@ from pixelrig import Camera, PixelObs
 from pixelrig.cameras.lens import check_invertible, lens_plan, projection_from_intrinsics, redistort, undistort_pixels
 from pixelrig.cameras.noise import SensorNoise, edge_pixels, incidence_degrees, noisy_depth, noisy_rgb
 from pixelrig.cameras.presets import PRESETS
-from pixelrig.cameras.rig import CameraRig
 from pixelrig.cameras.sensors import SensorTimeline
 from pixelrig.cameras.stereo import (
     AMBIENT,
@@ -40,6 +39,7 @@ from pixelrig.cameras.stereo import (
     sgbm_depth,
 )
 
+from .camera_refs import UnboundRig, grid, opencv_project
 from .worlds import BuiltByFunctionEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,19 +74,6 @@ def lenses(draw) -> tuple[tuple[float, float, float, float], tuple[float, ...]]:
     dist = (draw(signed(0.03, 0.12)), draw(signed(0.01, 0.03)), draw(signed(0.003, 0.008)),
             draw(signed(0.003, 0.008)), draw(signed(0.02, 0.04)))
     return (fx, fy, cx, cy), dist
-
-
-def grid(width: int, height: int) -> np.ndarray:
-    """(H*W, 2) pixel coordinates (col, row), row-major."""
-    cols, rows = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
-    return np.stack([cols.ravel(), rows.ravel()], axis=1)
-
-
-def opencv_project(norm: np.ndarray, k: np.ndarray, dist) -> np.ndarray:
-    """(N, 2) normalised undistorted points -> (N, 2) distorted pixels, by ``cv2.projectPoints``."""
-    obj = np.concatenate([norm, np.ones((len(norm), 1))], axis=1)
-    uv, _ = cv2.projectPoints(obj, np.zeros(3), np.zeros(3), k, np.asarray(dist, dtype=np.float64))
-    return uv[:, 0, :]
 
 
 @FEW
@@ -573,17 +560,6 @@ def test_stereo_with_non_square_off_centre_pixels_reads_the_wall_at_its_depth() 
 
 
 # ---- the sensor timeline, against a reference clock ---------------------------------------------------------------
-
-
-class UnboundRig(CameraRig):
-    """A rig whose rays are its cameras' pinhole rays without binding a renderer (the timeline needs nothing else)."""
-
-    def rays(self, i: int) -> np.ndarray:
-        cam = self.cameras[i]
-        f = 0.5 * cam.height / math.tan(math.radians(cam.fov) / 2.0)
-        cols, rows = np.meshgrid(np.arange(cam.width) - (cam.width - 1) / 2,
-                                 np.arange(cam.height) - (cam.height - 1) / 2)
-        return np.stack([cols / f, rows / f])
 
 
 def tiny_camera(i: int, period: int, latency: int, noise: SensorNoise | None = None) -> Camera:

@@ -11,7 +11,6 @@ snapshot of a camera that holds pictures (period > 1 or latency > 0) must carry 
 from __future__ import annotations
 
 import copy
-import math
 import re
 
 import numpy as np
@@ -21,21 +20,11 @@ from hypothesis import strategies as st
 
 from pixelrig import Camera
 from pixelrig.cameras.noise import SensorNoise
-from pixelrig.cameras.rig import CameraRig
 from pixelrig.cameras.sensors import SensorTimeline
 
+from .camera_refs import UnboundRig
+
 FEW = settings(max_examples=10, deadline=None, derandomize=True, database=None)
-
-
-class UnboundRig(CameraRig):
-    """A rig whose rays are its cameras' pinhole rays without binding a renderer (the timeline needs nothing else)."""
-
-    def rays(self, i: int) -> np.ndarray:
-        cam = self.cameras[i]
-        f = 0.5 * cam.height / math.tan(math.radians(cam.fov) / 2.0)
-        cols, rows = np.meshgrid(np.arange(cam.width) - (cam.width - 1) / 2,
-                                 np.arange(cam.height) - (cam.height - 1) / 2)
-        return np.stack([cols / f, rows / f])
 
 
 def camera(name: str, period: int = 1, latency: int = 0, noise: SensorNoise | None = None,

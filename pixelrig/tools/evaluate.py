@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"pixelrig eval: {exc}{extra}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"pixelrig eval: interrupted; the episodes finished so far are in {args.out}: run the same command "
-              "with --resume to go on", file=sys.stderr)
-        return 130
+        from pixelrig.tools.cli import interrupted
+
+        return interrupted("eval", args.out)
     print(report.summary())
     return 0
