@@ -8,13 +8,6 @@ import json
 import sys
 
 
-def interrupted(command: str, out: object) -> int:
-    """Say that ``pixelrig COMMAND`` was interrupted and how to go on from ``out``; the exit status 130 (SIGINT)."""
-    print(f"pixelrig {command}: interrupted; the episodes finished so far are in {out}: run the same command with "
-          "--resume to go on", file=sys.stderr)
-    return 130
-
-
 def add_renderer(parser: argparse.ArgumentParser, default: str = "PIXELRIG_RENDERER, else auto") -> None:
     """The ``--renderer`` option, its choices and their help from the render registry."""
     from pixelrig.render.registry import RENDERER_CHOICES, choices_help
@@ -118,6 +111,8 @@ def _collect(args: argparse.Namespace) -> int:
         print(f"pixelrig collect: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        from pixelrig.tools.resumable import interrupted
+
         return interrupted("collect", args.out)
     print(report.summary())
     return 0

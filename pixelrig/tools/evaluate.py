@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pixelrig eval: {exc}{extra}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        from pixelrig.tools.cli import interrupted
+        from pixelrig.tools.resumable import interrupted
 
         return interrupted("eval", args.out)
     print(report.summary())
