@@ -74,6 +74,21 @@ GROUPS: dict[str, Group] = {
 """Every group by name."""
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.vector.autoreset.x_autoreset_enum__mutmut_1":
+        "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
+        "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",
+    "pixelrig.vector.autoreset.x_autoreset_name__mutmut_21":
+        "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
+        "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",
+    "pixelrig.vector.autoreset.x_autoreset_name__mutmut_22":
+        "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
+        "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",
+    "pixelrig.vector.autoreset.x_autoreset_name__mutmut_23":
+        "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
+        "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",
+    "pixelrig.vector.autoreset.x_autoreset_name__mutmut_24":
+        "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
+        "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",
     "pixelrig.cameras.lens.x_pinhole_rays__mutmut_3":
         "k is float64 from lens_plan, and an integer or float32 K meets the float64 arange: promoted to float64, "
         "the same values",

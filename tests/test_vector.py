@@ -256,3 +256,19 @@ def test_select_gpu_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("this machine has CUDA EGL devices: the real mapping is checked by benchmarks/gpu_check.py")
     with pytest.raises(ValueError, match=re.escape("no CUDA device is visible to map to EGL")):
         select_gpu(gpu=0)
+
+
+@pytest.mark.skipif(__import__("pixelrig.vector.autoreset", fromlist=["x"]).AutoresetMode is not None,
+                    reason="gymnasium 1.0's case: CI's gym-range stage runs it there")
+def test_gymnasium_1_0_refuses_every_mode_but_next_step() -> None:
+    """On gymnasium 1.0 (no AutoresetMode: next-step autoreset only) another mode is refused naming the upgrade, and
+    next-step has no enum."""
+    import re
+
+    from pixelrig.vector.autoreset import NEXT_STEP, SAME_STEP, autoreset_enum, autoreset_name
+
+    assert autoreset_name(NEXT_STEP) == NEXT_STEP and autoreset_enum(NEXT_STEP) is None
+    with pytest.raises(ValueError, match="^" + re.escape(f"autoreset_mode={SAME_STEP!r} needs gymnasium >= 1.1 (this "
+                                                         "gymnasium has next-step autoreset only): pip install "
+                                                         "'gymnasium>=1.1'") + "$"):
+        autoreset_name(SAME_STEP)

@@ -200,3 +200,16 @@ def test_disabled_refuses_a_step_while_an_ended_env_waits_for_its_reset(n: int, 
             ended = terminated | truncated
     finally:
         venv.close()
+
+
+@pytest.mark.parametrize("bad", [[1], {"mode": 1}, 3, None])
+def test_a_mode_that_is_no_name_is_refused_naming_it(bad: Any) -> None:
+    """Not a mode, nor even a string (a list cannot be looked up among the aliases): the same ValueError naming the
+    value and the modes, never a TypeError."""
+    import re
+
+    from pixelrig.vector.autoreset import autoreset_name
+
+    with pytest.raises(ValueError, match=re.escape(f"autoreset_mode must be one of {MODES} "
+                                                   f"(or gymnasium.vector.AutoresetMode): got {bad!r}")):
+        autoreset_name(bad)
