@@ -171,6 +171,18 @@ class GoalObserved(Observed):
         """Whether the goal is reached now (:meth:`compute_terminated` of :meth:`goals`)."""
         return bool(goal_reached(*self.goals(), self.distance_threshold))
 
+    def distance_evaluate(self, distance: float, success_distance: float) -> tuple[float, bool, dict[str, Any]]:
+        """``(reward, terminated, info)`` of a task whose reward is minus ``distance`` (Reach's, Push's): a goal env's
+        goal reward, else ``-distance``, success below ``success_distance``; ``info`` holds the distance."""
+        if self.goal_obs:
+            return self.goal_evaluate({"distance": distance})
+        success = distance < success_distance
+        return -distance, success, {"is_success": success, "distance": distance}
+
+    def distance_reset_info(self, distance: float) -> dict[str, Any]:
+        """The reset info of such a task: ``is_success`` (a goal env's goal success, else False) and the distance."""
+        return {"is_success": self.goal_success() if self.goal_obs else False, "distance": distance}
+
     def goal_evaluate(self, info: dict[str, Any]) -> tuple[float, bool, dict[str, Any]]:
         """``(reward, terminated, info)`` of a goal env's step: the goals' own reward and success, ``info`` with
         ``is_success`` first."""

@@ -95,11 +95,7 @@ class PandaPushEnv(PandaEnv):
         return self.target_pos[:2]
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        d = self.cube_distance()
-        if self.goal_obs:
-            return self.goal_evaluate({"distance": d})
-        success = d < self.success_distance
-        return -d, success, {"is_success": success, "distance": d}
+        return self.distance_evaluate(self.cube_distance(), self.success_distance)
 
     def reset_info(self) -> dict[str, Any]:
-        return {"is_success": self.goal_success() if self.goal_obs else False, "distance": self.cube_distance()}
+        return self.distance_reset_info(self.cube_distance())

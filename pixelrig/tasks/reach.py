@@ -76,12 +76,8 @@ class PandaReachEnv(PandaEnv):
         return self.target_pos
 
     def evaluate(self, action: np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        d = self.distance()
-        if self.goal_obs:
-            return self.goal_evaluate({"distance": d})
-        success = d < self.success_distance
-        return -d, success, {"is_success": success, "distance": d}
+        return self.distance_evaluate(self.distance(), self.success_distance)
 
     def reset_info(self) -> dict[str, Any]:
-        return {"is_success": self.goal_success() if self.goal_obs else False, "distance": self.distance()}
+        return self.distance_reset_info(self.distance())
 
