@@ -24,7 +24,7 @@ import pytest
 
 from pixelrig import Camera, DatasetRecorder, PixelObs
 from pixelrig.cameras.rigfile import load_rig
-from pixelrig.datasets import DatasetExistsError, open_dataset
+from pixelrig.datasets import DatasetExistsError, lerobot, open_dataset
 from pixelrig.datasets.collect import ATTEMPTS_PER_EPISODE, CollectReport, collect, expert_task
 from pixelrig.datasets.collect_workers import run_expert
 from pixelrig.experts import LiftExpert
@@ -170,7 +170,8 @@ def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path:
 def test_two_workers_write_the_same_bytes_as_one_process(fmt: str, collected: dict[str, tuple[Path, CollectReport]],
                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker 0 runs attempts 0, 2, 4 and worker 1 attempts 1, 3 (both failures): every file is the same, byte for
-    byte, as the one-process run's; the workers are helpers started by the launcher."""
+    byte, as the one-process run's; the workers are helpers started by the launcher, and they encode the videos
+    (this process starts no encoder)."""
     started: list[str] = []
     real = Helper.start.__func__  # type: ignore[attr-defined]
 
@@ -178,12 +179,29 @@ def test_two_workers_write_the_same_bytes_as_one_process(fmt: str, collected: di
         started.append(module)
         return real(cls, module, config, **kwargs)
 
+    def no_encoding_here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the writing process started a video encoder: the workers encode")
+
     monkeypatch.setattr(Helper, "start", classmethod(recording))
+    monkeypatch.setattr(lerobot, "VideoStream", no_encoding_here)  # this process only places the workers' videos
     path = tmp_path / f"two{SUFFIX[fmt]}"
     report = run_collect(path, format=fmt, workers=2)
     assert started == ["pixelrig.datasets.collect_worker_main"] * 2
     assert (report.episodes_kept, report.episodes_tried, report.workers) == (3, 5, 2)
     assert_same_bytes(collected[fmt][0], path)
+
+
+def test_videos_for_other_cameras_are_refused_naming_both(collected: dict[str, tuple[Path, CollectReport]],
+                                                          tmp_path: Path) -> None:
+    reader = open_dataset(collected["lerobot"][0])
+    info = reader.info
+    reader.close()
+    writer = lerobot.LeRobotWriter(tmp_path / "ds", info)
+    with pytest.raises(ValueError, match=re.escape("videos for cameras ['side']: this dataset's RGB cameras are "
+                                                   "['front']")):
+        writer.write_episode([], b"", "terminated", videos={"side": b""})
+    assert writer.num_episodes == 0 and not (tmp_path / "ds" / ".partial").exists()
+    writer.close()
 
 
 def test_an_error_in_a_worker_is_raised_here(tmp_path: Path) -> None:
