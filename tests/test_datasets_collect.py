@@ -9,6 +9,7 @@ PandaLift's expert succeeds on every seed; ``max_episode_steps=34`` makes seeds 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -108,6 +109,16 @@ def test_keeps_the_successful_seeds_in_order_and_reports_them(fmt: str,
     assert reader.info.collected == {"task": TASK, "expert": "LiftExpert", "seed": 0, "keep": "success"}
     assert [reader.episode_end(e) for e in range(3)] == ["terminated"] * 3
     reader.close()
+
+
+def test_the_summary_words_the_counts_the_processes_and_what_was_there() -> None:
+    resumed = CollectReport(episodes_kept=5, episodes_tried=7, successes=5, success_rate=5 / 7, seconds=2.0,
+                            episodes_per_second=1.5, path=Path("ds"), episodes_run=3, workers=2)
+    assert resumed.summary() == ("wrote ds: 5 episodes kept of 7 tried (success rate 71.4%); 3 run in 2.0 s "
+                                 "(1.50 episodes/s, 2 processes); 4 were there already")
+    fresh = dataclasses.replace(resumed, episodes_run=7, workers=1)
+    assert fresh.summary() == ("wrote ds: 5 episodes kept of 7 tried (success rate 71.4%); 7 run in 2.0 s "
+                               "(1.50 episodes/s, 1 process)")
 
 
 def test_the_files_are_the_ones_dataset_recorder_writes(collected: dict[str, tuple[Path, CollectReport]],
@@ -365,7 +376,9 @@ def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str
     recorded = tmp_path / "recorded.hdf5"
     DatasetRecorder(PixelObs(gym.make(TASK, renderer="tiny", **SHORT), cams=CAMS), recorded,
                     format="robomimic").close()
-    with pytest.raises(ValueError, match=re.escape("it was not made by collect")):
+    with pytest.raises(ValueError, match=re.escape(
+            f"cannot resume {str(recorded)!r}: it was not made by collect (resume a DatasetRecorder's dataset with "
+            "DatasetRecorder(..., resume=True)); pick another path")):
         run_collect(recorded, format="robomimic", resume=True)
 
 
