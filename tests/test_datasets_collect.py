@@ -362,7 +362,8 @@ def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str
         run_collect(path, format="robomimic")
     with pytest.raises(ValueError, match=re.escape(f"cannot resume {str(path)!r}: it was collected with "
                                                    "{'seed': 0, 'keep': 'success'}, and this run asks "
-                                                   "{'seed': 1, 'keep': 'all'}")):
+                                                   "{'seed': 1, 'keep': 'all'}: pass the same values, or "
+                                                   "overwrite=True to start again")):
         run_collect(path, format="robomimic", resume=True, seed=1, keep="all")
     with pytest.raises(ValueError, match="overwrite=True and resume=True contradict"):
         run_collect(path, format="robomimic", resume=True, overwrite=True)
@@ -420,6 +421,15 @@ def test_resuming_either_keep_mode_gives_the_uninterrupted_dataset(keep: str, tm
     assert attrs_of(path) == [{"seed": s, "success": ok} for s, ok in zip(seeds, successes, strict=True)]
     run_collect(whole, format="robomimic", keep=keep, episodes=4)
     assert_same_bytes(whole, path)
+
+
+def test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed(tmp_path: Path) -> None:
+    """Started at seed 2 (succeeds), resumed to two episodes: seed 3 fails and 4 succeeds; three attempts in all."""
+    path = tmp_path / "from2.hdf5"
+    run_collect(path, format="robomimic", seed=2, episodes=1)
+    report = run_collect(path, format="robomimic", seed=2, episodes=2, resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == (2, 3, 2)
+    assert attrs_of(path) == [{"seed": 2, "success": True}, {"seed": 4, "success": True}]
 
 
 # ---- bad input ------------------------------------------------------------------------------------------------

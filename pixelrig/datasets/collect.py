@@ -165,9 +165,7 @@ def _so_far(path: Path, settings: dict[str, Any]) -> _Tally:
         raise ValueError(f"cannot resume {str(path)!r}: it was collected with {differ}, and this run asks {asked}: "
                          "pass the same values, or overwrite=True to start again")
     tally = _Tally(kept=len(attrs), successes=sum(bool(a.get("success")) for a in attrs))
-    if settings["keep"] == "all":
-        tally.tried = len(attrs)
-    elif attrs:  # only successes were kept: the attempts before the last one's seed all ran
+    if attrs:  # the attempts up to the last kept one's seed all ran (with keep="all", each of them is kept)
         tally.tried = int(attrs[-1]["seed"]) - settings["seed"] + 1
     return tally
 
