@@ -36,7 +36,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from pixelrig.cameras.rig import CameraLike
 from pixelrig.cameras.rigfile import rig_cameras
@@ -45,9 +45,6 @@ from pixelrig.datasets.formats import EpisodeWriter, check_dataset_path, open_da
 from pixelrig.datasets.replay_workers import loadable_elsewhere
 from pixelrig.datasets.target import check_target
 from pixelrig.render.choice import requested_renderer
-
-if TYPE_CHECKING:
-    from pixelrig.datasets.lerobot import LeRobotWriter
 
 KEEP = ("success", "all")
 """``keep`` values: only the episodes that succeeded, or every episode (its success stored with it)."""
@@ -172,8 +169,8 @@ def _so_far(path: Path, settings: dict[str, Any]) -> _Tally:
 
 def _write(writer: EpisodeWriter, episode: Episode) -> None:
     if episode.videos is not None:  # encoded where the episode ran: the LeRobot writer places them
-        lerobot = cast("LeRobotWriter", writer)
-        lerobot.write_episode(episode.frames, episode.final_snapshot, episode.end, episode.attrs(), episode.videos)
+        writer.write_episode(episode.frames, episode.final_snapshot, episode.end,  # type: ignore[attr-defined]
+                             episode.attrs(), episode.videos)
         return
     for frame in episode.frames:
         writer.add_frame(frame)
