@@ -70,6 +70,23 @@ GROUPS: dict[str, Group] = {
                         "tests/test_vector_autoreset_infos.py")),
     "sb3": Group(("pixelrig/integrations/sb3.py",), ("tests/test_integrations_sb3_infos.py",
                                                      "tests/test_integrations_sb3.py")),
+    # collect's own logic (the kills, the CLI and replay run in processes of their own: minutes per mutant)
+    "collect": Group(("pixelrig/datasets/collect.py",),
+                     tuple("tests/test_datasets_collect.py::" + t for t in (
+                         "test_keeps_the_successful_seeds_in_order_and_reports_them",
+                         "test_keep_all_keeps_failures_with_their_flag",
+                         "test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has",
+                         "test_two_workers_write_the_same_bytes_as_one_process[lerobot]",
+                         "test_an_error_in_a_worker_is_raised_here",
+                         "test_existing_datasets_are_refused_untouched_or_replaced",
+                         "test_resuming_goes_on_after_the_last_kept_seed",
+                         "test_resuming_either_keep_mode_gives_the_uninterrupted_dataset",
+                         "test_bad_input_is_named_and_touches_nothing",
+                         "test_short_names_and_ids_name_the_same_task",
+                         "test_videos_for_other_cameras_are_refused_naming_both",
+                         "test_the_summary_words_the_counts_the_processes_and_what_was_there",
+                         "test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed",
+                     ))),
 }
 """Every group by name."""
 

@@ -9,6 +9,7 @@ PandaLift's expert succeeds on every seed; ``max_episode_steps=34`` makes seeds 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -24,7 +25,7 @@ import pytest
 
 from pixelrig import Camera, DatasetRecorder, PixelObs
 from pixelrig.cameras.rigfile import load_rig
-from pixelrig.datasets import DatasetExistsError, open_dataset
+from pixelrig.datasets import DatasetExistsError, lerobot, open_dataset
 from pixelrig.datasets.collect import ATTEMPTS_PER_EPISODE, CollectReport, collect, expert_task
 from pixelrig.datasets.collect_workers import run_expert
 from pixelrig.experts import LiftExpert
@@ -110,6 +111,16 @@ def test_keeps_the_successful_seeds_in_order_and_reports_them(fmt: str,
     reader.close()
 
 
+def test_the_summary_words_the_counts_the_processes_and_what_was_there() -> None:
+    resumed = CollectReport(episodes_kept=5, episodes_tried=7, successes=5, success_rate=5 / 7, seconds=2.0,
+                            episodes_per_second=1.5, path=Path("ds"), episodes_run=3, workers=2)
+    assert resumed.summary() == ("wrote ds: 5 episodes kept of 7 tried (success rate 71.4%); 3 run in 2.0 s "
+                                 "(1.50 episodes/s, 2 processes); 4 were there already")
+    fresh = dataclasses.replace(resumed, episodes_run=7, workers=1)
+    assert fresh.summary() == ("wrote ds: 5 episodes kept of 7 tried (success rate 71.4%); 7 run in 2.0 s "
+                               "(1.50 episodes/s, 1 process)")
+
+
 def test_the_files_are_the_ones_dataset_recorder_writes(collected: dict[str, tuple[Path, CollectReport]],
                                                         tmp_path: Path) -> None:
     """A DatasetRecorder run of the expert on seeds 0, 2 and 4 writes the same data, snapshots, videos and stats;
@@ -170,7 +181,8 @@ def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path:
 def test_two_workers_write_the_same_bytes_as_one_process(fmt: str, collected: dict[str, tuple[Path, CollectReport]],
                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker 0 runs attempts 0, 2, 4 and worker 1 attempts 1, 3 (both failures): every file is the same, byte for
-    byte, as the one-process run's; the workers are helpers started by the launcher."""
+    byte, as the one-process run's; the workers are helpers started by the launcher, and they encode the videos
+    (this process starts no encoder)."""
     started: list[str] = []
     real = Helper.start.__func__  # type: ignore[attr-defined]
 
@@ -178,12 +190,29 @@ def test_two_workers_write_the_same_bytes_as_one_process(fmt: str, collected: di
         started.append(module)
         return real(cls, module, config, **kwargs)
 
+    def no_encoding_here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the writing process started a video encoder: the workers encode")
+
     monkeypatch.setattr(Helper, "start", classmethod(recording))
+    monkeypatch.setattr(lerobot, "VideoStream", no_encoding_here)  # this process only places the workers' videos
     path = tmp_path / f"two{SUFFIX[fmt]}"
     report = run_collect(path, format=fmt, workers=2)
     assert started == ["pixelrig.datasets.collect_worker_main"] * 2
     assert (report.episodes_kept, report.episodes_tried, report.workers) == (3, 5, 2)
     assert_same_bytes(collected[fmt][0], path)
+
+
+def test_videos_for_other_cameras_are_refused_naming_both(collected: dict[str, tuple[Path, CollectReport]],
+                                                          tmp_path: Path) -> None:
+    reader = open_dataset(collected["lerobot"][0])
+    info = reader.info
+    reader.close()
+    writer = lerobot.LeRobotWriter(tmp_path / "ds", info)
+    with pytest.raises(ValueError, match=re.escape("videos for cameras ['side']: this dataset's RGB cameras are "
+                                                   "['front']")):
+        writer.write_episode([], b"", "terminated", videos={"side": b""})
+    assert writer.num_episodes == 0 and not (tmp_path / "ds" / ".partial").exists()
+    writer.close()
 
 
 def test_an_error_in_a_worker_is_raised_here(tmp_path: Path) -> None:
@@ -333,7 +362,8 @@ def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str
         run_collect(path, format="robomimic")
     with pytest.raises(ValueError, match=re.escape(f"cannot resume {str(path)!r}: it was collected with "
                                                    "{'seed': 0, 'keep': 'success'}, and this run asks "
-                                                   "{'seed': 1, 'keep': 'all'}")):
+                                                   "{'seed': 1, 'keep': 'all'}: pass the same values, or "
+                                                   "overwrite=True to start again")):
         run_collect(path, format="robomimic", resume=True, seed=1, keep="all")
     with pytest.raises(ValueError, match="overwrite=True and resume=True contradict"):
         run_collect(path, format="robomimic", resume=True, overwrite=True)
@@ -347,7 +377,9 @@ def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str
     recorded = tmp_path / "recorded.hdf5"
     DatasetRecorder(PixelObs(gym.make(TASK, renderer="tiny", **SHORT), cams=CAMS), recorded,
                     format="robomimic").close()
-    with pytest.raises(ValueError, match=re.escape("it was not made by collect")):
+    with pytest.raises(ValueError, match=re.escape(
+            f"cannot resume {str(recorded)!r}: it was not made by collect (resume a DatasetRecorder's dataset with "
+            "DatasetRecorder(..., resume=True)); pick another path")):
         run_collect(recorded, format="robomimic", resume=True)
 
 
@@ -389,6 +421,15 @@ def test_resuming_either_keep_mode_gives_the_uninterrupted_dataset(keep: str, tm
     assert attrs_of(path) == [{"seed": s, "success": ok} for s, ok in zip(seeds, successes, strict=True)]
     run_collect(whole, format="robomimic", keep=keep, episodes=4)
     assert_same_bytes(whole, path)
+
+
+def test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed(tmp_path: Path) -> None:
+    """Started at seed 2 (succeeds), resumed to two episodes: seed 3 fails and 4 succeeds; three attempts in all."""
+    path = tmp_path / "from2.hdf5"
+    run_collect(path, format="robomimic", seed=2, episodes=1)
+    report = run_collect(path, format="robomimic", seed=2, episodes=2, resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run) == (2, 3, 2)
+    assert attrs_of(path) == [{"seed": 2, "success": True}, {"seed": 4, "success": True}]
 
 
 # ---- bad input ------------------------------------------------------------------------------------------------

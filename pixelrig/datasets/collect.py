@@ -6,9 +6,11 @@ How the work is shared, and why. Attempt ``i`` is the episode reset with seed ``
 everything runs in this process. With ``workers=W``, W worker processes (helpers of :mod:`pixelrig.system.process`,
 their body :mod:`pixelrig.datasets.collect_worker_main`) each run the expert under a ``DatasetRecorder`` whose writer
 holds the episode in memory, and send each finished episode whole (the recorder's frames: images, state, action,
-reward, flags, snapshot) to this process: worker ``k`` runs attempts ``k``, ``k + W``, ... This process, the only
-writer, takes the attempts in order, keeps or drops each (``keep``) and writes the kept ones with the format's own
-writer. Chosen over workers writing parts to a staging folder that this process then merges because:
+reward, flags, snapshot) to this process: worker ``k`` runs attempts ``k``, ``k + W``, ... For a LeRobot dataset a
+worker also encodes each kept episode's videos (:func:`~pixelrig.datasets.lerobot.encode_videos`: the bytes the
+writer would make of the same frames) and sends the files with it. This process, the only writer, takes the attempts
+in order, keeps or drops each (``keep``) and writes the kept ones with the format's own writer, placing the videos
+as they came. Chosen over workers writing parts to a staging folder that this process then merges because:
 
 - the dataset is what the recorder writes (the same frames into the same writer), and it does not depend on W: an
   episode depends on its seed alone, and episodes are written in attempt order;
@@ -21,8 +23,10 @@ writer. Chosen over workers writing parts to a staging folder that this process 
 - memory stays bounded: a worker holds one episode, this process the one it writes; a worker that is ahead blocks on
   sending (the connection's buffer), so at most one finished episode waits per worker.
 
-The cost: one process writes (video encoding, parquet and HDF5 compression) while W simulate and render; where writing
-is the slower part, more workers do not help (``benchmarks/collect_speed.py`` measures it).
+The cost: one process writes (parquet, statistics, HDF5 compression; LeRobot's videos arrive encoded) while W
+simulate, render and encode; where writing is the slower part, more workers do not help
+(``benchmarks/collect_speed.py`` measures it). Every episode has its own video files in the LeRobot layout, so
+joining is placing a file: no stream is copied or cut, and each episode's bytes do not depend on where it was encoded.
 """
 
 from __future__ import annotations
@@ -158,14 +162,16 @@ def _so_far(path: Path, settings: dict[str, Any]) -> _Tally:
         raise ValueError(f"cannot resume {str(path)!r}: it was collected with {differ}, and this run asks {asked}: "
                          "pass the same values, or overwrite=True to start again")
     tally = _Tally(kept=len(attrs), successes=sum(bool(a.get("success")) for a in attrs))
-    if settings["keep"] == "all":
-        tally.tried = len(attrs)
-    elif attrs:  # only successes were kept: the attempts before the last one's seed all ran
+    if attrs:  # the attempts up to the last kept one's seed all ran (with keep="all", each of them is kept)
         tally.tried = int(attrs[-1]["seed"]) - settings["seed"] + 1
     return tally
 
 
 def _write(writer: EpisodeWriter, episode: Episode) -> None:
+    if episode.videos is not None:  # encoded where the episode ran: the LeRobot writer places them
+        writer.write_episode(episode.frames, episode.final_snapshot, episode.end,  # type: ignore[attr-defined]
+                             episode.attrs(), episode.videos)
+        return
     for frame in episode.frames:
         writer.add_frame(frame)
     writer.end_episode(episode.final_snapshot, episode.end, episode.attrs())
@@ -246,7 +252,8 @@ def collect(
     settings = {"task": env_id, "expert": expert, "seed": seed, "keep": keep}
     tally = _so_far(path, settings) if check_target(path, format, overwrite, resume) == "resume" else _Tally()
     stop = episodes * (ATTEMPTS_PER_EPISODE if keep == "success" else 1)
-    job = CollectJob(env_id, expert, kwargs, cameras, renderer, seed, str(path))
+    job = CollectJob(env_id, expert, kwargs, cameras, renderer, seed, str(path), encode_videos=format == "lerobot",
+                     keep=keep)
     count = max(1, min(workers, stop - tally.tried))
     run = 0
     if tally.kept < episodes and tally.tried < stop:

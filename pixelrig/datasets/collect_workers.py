@@ -39,6 +39,9 @@ class CollectJob:
         renderer: the backend to draw with (None: ``PIXELRIG_RENDERER``, else auto).
         first_seed: attempt ``i`` resets with seed ``first_seed + i``.
         path: the dataset being collected (named in messages).
+        encode_videos: encode each kept episode's videos where it is run (a LeRobot dataset's:
+            :func:`~pixelrig.datasets.lerobot.encode_videos`), so that the writing process only places the files.
+        keep: which episodes are kept ("success" or "all"): only those are encoded.
     """
 
     env_id: str
@@ -48,6 +51,8 @@ class CollectJob:
     renderer: str | None
     first_seed: int
     path: str
+    encode_videos: bool = False
+    keep: str = "all"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +66,7 @@ class Episode:
         final_snapshot: the state after the last action.
         end: "terminated" or "truncated".
         success: ``info["is_success"]`` of the last step.
+        videos: each RGB camera's encoded video of the frames (``CollectJob.encode_videos``), else None.
     """
 
     attempt: int
@@ -69,6 +75,7 @@ class Episode:
     final_snapshot: bytes
     end: str
     success: bool
+    videos: dict[str, bytes] | None = None
 
     def attrs(self) -> EpisodeAttrs:
         """What the dataset stores with the episode: its seed and success."""
@@ -187,7 +194,13 @@ class ExpertRecorder:
             raise ValueError(f"{self.job.env_id} does not report info['is_success'], which collect stores with each "
                              "episode (and keeps episodes by): collect runs the tasks of pixelrig.experts.EXPERTS")
         frames, final, end = self.buffer.take()
-        return Episode(attempt, seed, frames, final, end, bool(info["is_success"]))
+        success = bool(info["is_success"])
+        videos = None
+        if self.job.encode_videos and (success or self.job.keep == "all"):
+            from pixelrig.datasets.lerobot import encode_videos
+
+            videos = encode_videos(frames, self.info)
+        return Episode(attempt, seed, frames, final, end, success, videos)
 
     def close(self) -> None:
         """Close the env."""

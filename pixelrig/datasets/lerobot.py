@@ -30,6 +30,7 @@ import errno
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -238,17 +239,43 @@ def _each(fn: Callable[[Any], None], items: list[Any]) -> None:
             future.result()
 
 
+def _encode(stream: VideoStream, images: list[np.ndarray]) -> None:
+    for image in images:
+        stream.write(image)
+    stream.close()
+    check_mp4(stream.path)
+
+
+def encode_videos(frames: list[Step], info: DatasetInfo) -> dict[str, bytes]:
+    """Each RGB camera's video of an episode's frames: the bytes :class:`LeRobotWriter` writes for them (the same
+    encoder and settings), for :meth:`LeRobotWriter.write_episode`. A collect worker encodes its own episodes with
+    it, so that the writing process only places the files.
+
+    Raises:
+        DatasetWriteError: ffmpeg could not finish a file.
+    """
+    with tempfile.TemporaryDirectory(prefix="pixelrig-videos-") as folder:
+        streams = {cam: VideoStream(Path(folder) / f"{image_key(cam)}.mp4", info.fps) for cam in info.rgb}
+        _each(lambda cam: _encode(streams[cam], [f.obs.rgb[cam] for f in frames]), list(streams))
+        return {cam: stream.path.read_bytes() for cam, stream in streams.items()}
+
+
 class _Episode:
     """The episode being written: its streams, open parquet writers and the columns of the next row group."""
 
-    def __init__(self, writer: LeRobotWriter) -> None:
+    def __init__(self, writer: LeRobotWriter, encoded: dict[str, bytes] | None = None) -> None:
         pa = _pa()
         self.index = writer.num_episodes
         self.staging = writer.path / STAGING
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging.mkdir(parents=True)
-        self.videos = {cam: VideoStream(self.staging / f"{image_key(cam)}.mp4", writer.info.fps)
-                       for cam in writer.info.rgb}
+        if encoded is None:  # encoded here, frame by frame
+            self.videos = {cam: VideoStream(self.staging / f"{image_key(cam)}.mp4", writer.info.fps)
+                           for cam in writer.info.rgb}
+        else:  # encoded elsewhere (encode_videos): the files are only placed
+            self.videos = {}
+            for cam in writer.info.rgb:
+                (self.staging / f"{image_key(cam)}.mp4").write_bytes(encoded[cam])
         self.data = pa.parquet.ParquetWriter(self.staging / "data.parquet", writer.schema, compression="zstd")
         self.snapshots = pa.parquet.ParquetWriter(self.staging / "snapshots.parquet", _snapshot_schema(),
                                                   compression="zstd")
@@ -260,11 +287,7 @@ class _Episode:
         self.depth_stats = {cam: HistogramStats(1, 65536) for cam in writer.info.depth}
 
     def close_files(self) -> None:
-        def finish(stream: VideoStream) -> None:
-            stream.close()
-            check_mp4(stream.path)
-
-        _each(finish, list(self.videos.values()))
+        _each(lambda stream: _encode(stream, []), list(self.videos.values()))
         self.data.close()
         self.snapshots.close()
 
@@ -343,6 +366,39 @@ class LeRobotWriter:
 
     # ---- writing ----
 
+    def write_episode(self, frames: list[Step], final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None,
+                      videos: dict[str, bytes] | None = None) -> int:
+        """Write a whole episode: :meth:`add_frame` for each frame, then :meth:`end_episode`.
+
+        Args:
+            frames: the episode's frames.
+            final_snapshot, end, attrs: as :meth:`end_episode` takes them.
+            videos: the episode's videos as :func:`encode_videos` made them from ``frames`` (one per RGB camera):
+                placed as they are instead of encoding the frames here. None: encoded here.
+
+        Returns:
+            The episode's index.
+
+        Raises:
+            RuntimeError: an episode is in progress.
+            ValueError: ``videos`` holds other cameras than the dataset's.
+        """
+        if self._episode is not None:
+            raise RuntimeError("write_episode() while an episode is in progress: end or abort it first")
+        if videos is not None:
+            if sorted(videos) != sorted(self.info.rgb):
+                raise ValueError(f"videos for cameras {sorted(videos)}: this dataset's RGB cameras are "
+                                 f"{sorted(self.info.rgb)}")
+            with writing(f"episode {self.num_episodes}", self.path, self.num_episodes):
+                self._episode = _Episode(self, videos)
+        try:
+            for frame in frames:
+                self.add_frame(frame)
+            return self.end_episode(final_snapshot, end, attrs)
+        except BaseException:
+            self.abort_episode()
+            raise
+
     def add_frame(self, frame: Step) -> None:
         """Append a frame to the episode in progress (starting one if none is)."""
         with writing(f"episode {self.num_episodes}", self.path, self.num_episodes):
@@ -354,7 +410,7 @@ class LeRobotWriter:
             else:
                 for cam, stream in ep.videos.items():
                     stream.write(frame.obs.rgb[cam])
-            for cam in ep.videos:
+            for cam in self.info.rgb:
                 ep.image_stats[cam].add(frame.obs.rgb[cam])
             for cam in self.info.depth:
                 ep.depth_stats[cam].add(frame.obs.depth[cam])
