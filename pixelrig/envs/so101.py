@@ -283,16 +283,17 @@ class SO101Env(Observed, Controlled, BulletEnv):
         faces the arm across the table; ``wrist`` rides under the fixed jaw looking along the jaws."""
         rgbdl = ("rgb", "depth", "label")
         return [
-            Camera("front", eye=(0.58, 0.0, TABLE_TOP + 0.32), target=(0.18, 0.0, TABLE_TOP + 0.03), fov=50.0,
+            Camera("front", eye=(0.52, 0.0, TABLE_TOP + 0.30), target=(0.17, 0.0, TABLE_TOP + 0.04), fov=45.0,
                    width=640, height=480, near=0.02, far=4.0, modalities=rgbdl),
             Camera("wrist", mount="so101/gripper_link", offset=WRIST_OFFSET, fov=70.0, width=640, height=480,
                    near=0.01, far=2.0, modalities=rgbdl),
         ]
 
 
-WRIST_OFFSET = ((-0.045, 0.0, -0.005), (0.0, 0.9950042, 0.0, -0.0998334))
-"""The wrist camera in ``gripper_link``'s frame: 4.5 cm under the jaw's axis on the fixed jaw's side, looking
-along the jaws (the link's -z) tilted 11.5° towards them, so the jaw tips stay in view."""
+WRIST_OFFSET = ((-0.035, 0.0, -0.05), (0.0, 0.9914449, 0.0, 0.1305262))
+"""The wrist camera in ``gripper_link``'s frame: 5 cm out from the roll joint, 3.5 cm off the jaw's axis on the
+fixed jaw's side (under it when the jaws point down and close across), looking along the jaws (the link's -z)
+tilted 15° towards them, so the jaw tips and what they hold stay in view."""
 
 
 class SO101TaskEnv(SO101Env):

@@ -18,7 +18,8 @@ class SO101ReachEnv(SO101TaskEnv):
     """Bring the grasp centre (between the jaws) to a target point (``pixelrig/SO101Reach-v0``).
 
     - Start: the arm at its neutral pose; the target (a green sphere drawn only, 2 cm across) uniform in
-      x ∈ [0.14, 0.28], y ∈ [-0.12, 0.12], 0.03-0.15 m above the table.
+      x ∈ [0.14, 0.28], y ∈ [-0.12, 0.12], 0.03-0.09 m above the table: where the jaws reach pointing
+      down (higher, the wrist_flex joint meets its limit).
     - Observation (float32, 22): the arm (:class:`~pixelrig.envs.so101.SO101TaskEnv`), then ``target_pos`` (3) and
       ``target_rel_pos`` (3, target minus grasp centre).
     - Success: the grasp centre within :attr:`success_distance` (0.015 m) of the target; the episode then
@@ -30,7 +31,7 @@ class SO101ReachEnv(SO101TaskEnv):
     success_distance = 0.015
     stage_weights = {"reach": 1.0}
     target_low = (0.14, -0.12, TABLE_TOP + 0.03)
-    target_high = (0.28, 0.12, TABLE_TOP + 0.15)
+    target_high = (0.28, 0.12, TABLE_TOP + 0.09)
 
     def __init__(self, **options: Any) -> None:
         self.target_pos = np.array([0.2, 0.0, TABLE_TOP + 0.08])
