@@ -44,7 +44,8 @@ def test_registration_reads_the_modules_without_importing_them(tmp_path: Path) -
 
 def test_experts_are_derived_from_the_tasks_they_name() -> None:
     assert set(EXPERTS) == {"pixelrig/PandaPush-v0", "pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0",
-                            "pixelrig/PandaStack-v0", "pixelrig/PandaPegInsert-v0", "pixelrig/PandaPickObject-v0"}
+                            "pixelrig/PandaStack-v0", "pixelrig/PandaPegInsert-v0", "pixelrig/PandaPickObject-v0",
+                            "pixelrig/SO101Reach-v0", "pixelrig/SO101Lift-v0", "pixelrig/SO101PickPlace-v0"}
     for env_id, cls in EXPERTS.items():
         assert cls.task == env_id and env_id in gym.registry
         assert getattr(pixelrig.experts, cls.__name__) is cls

@@ -14,14 +14,18 @@ from pixelrig.experts.base import CLOSED, Expert, wrap, yaw_of
 PITCH_ROLL: tuple[str, ...] = ("ee_delta_pitch_roll",)
 """The control mode the SO-101 experts act in."""
 
+FLEX_LIMIT = 85.0
+"""The wrist_flex angle (degrees) the experts keep under: its range ends at 95°, and past that the jaws cannot stay
+pointing down; they tilt (pitch) instead, and come back to pointing down when the wrist has room again."""
+
 JAW_OPEN = 0.0
 """The jaw's opening on the way to a grasp: half of its range (about 5 cm between the jaws at the grasp centre): a
 fully open jaw sweeps wide enough to knock the cube."""
 
 
 class SO101Expert(Expert):
-    """What the SO-101 experts share: a move of the grasp centre with the jaws kept pointing down, the wrist rolled
-    towards a heading (:meth:`move_turn`)."""
+    """What the SO-101 experts share: a move of the grasp centre with the jaws pointing down as far as the wrist
+    allows (:data:`FLEX_LIMIT`), the wrist rolled towards a heading (:meth:`move_turn`)."""
 
     controls = PITCH_ROLL
 
@@ -35,8 +39,18 @@ class SO101Expert(Expert):
         if norm > speed:
             step *= speed / norm
         roll = 0.0 if heading is None else self.heading_error(heading) / self.max_rot
-        return np.concatenate([np.clip(step, -1.0, 1.0), [0.0, float(np.clip(roll, -1.0, 1.0)), gripper]]) \
+        return np.concatenate([np.clip(step, -1.0, 1.0), [self.pitch(), float(np.clip(roll, -1.0, 1.0)), gripper]]) \
             .astype(np.float32)
+
+    def pitch(self) -> float:
+        """The pitch action: away from wrist_flex's limit when past :data:`FLEX_LIMIT` (a positive pitch turns
+        wrist_flex up), back towards pointing down while tilted and within it, else none."""
+        room = math.radians(FLEX_LIMIT - float(self.o["joint_pos"][3]))
+        x, y, _, _ = (float(v) for v in self.o["ee_quat"])
+        tilt = math.acos(float(np.clip(2.0 * (x * x + y * y) - 1.0, -1.0, 1.0)))  # the jaws' axis from straight down
+        if room < 0.0 or tilt > 0.02:
+            return float(np.clip(min(room, tilt) / self.max_rot, -1.0, 1.0))
+        return 0.0
 
     def heading_error(self, heading: float) -> float:
         """How far (rad, in [-45°, 45°)) the jaws' closing direction must turn about the vertical to close along
