@@ -21,7 +21,8 @@ TASKS = Path(pixelrig.__file__).parent / "tasks"
 def test_every_task_module_declares_one_registered_id() -> None:
     modules = sorted(p.stem for p in TASKS.glob("*.py") if p.stem != "__init__")
     assert modules == ["ant", "cartpole", "half_cheetah", "hopper", "lift", "peg_insert", "pick_object",
-                       "pick_place", "push", "reach", "stack", "walker2d"]
+                       "pick_place", "push", "reach", "so101_lift", "so101_pick_place", "so101_reach", "stack",
+                       "walker2d"]
     for stem in modules:
         entry = declared(TASKS / f"{stem}.py")
         module = importlib.import_module(f"pixelrig.tasks.{stem}")
