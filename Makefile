@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,s
 ifneq ($(PYVER),3.11)
 	bash scripts/pybullet-wheel.sh $(PY)
 endif
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,so101]'
 ifneq ($(PYVER),3.11)
 	$(PY) -m pip uninstall -q -y triton
 endif
@@ -81,7 +81,7 @@ test-gym-range: $(STAMP)
 	  test -x $$e/bin/python || $(NEW_VENV) $$e; \
 	  $$e/bin/pip install -q --upgrade pip; $$e/bin/pip install -q torch==2.13.0; \
 	  $(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $$e/bin/python;) \
-	  $$e/bin/pip install -q -e '.[test-core]' "gymnasium==$$v"; \
+	  $$e/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$$v"; \
 	  $(if $(filter 3.11,$(PYVER)),,$$e/bin/pip uninstall -q -y triton;) \
 	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider $(GYM_TESTS); done
 

@@ -68,8 +68,19 @@ SCENES: dict[str, Callable[[str], gym.Env]] = {
     "pandapeginsert": _registered("pixelrig/PandaPegInsert-v0"),
     "pandapickobject": _registered("pixelrig/PandaPickObject-v0"),
     "pandapush_looks": _looks,  # lit, shadowed, textured
+    "so101reach": _registered("pixelrig/SO101Reach-v0"),
+    "so101lift": _registered("pixelrig/SO101Lift-v0"),
+    "so101pickplace": _registered("pixelrig/SO101PickPlace-v0"),
 }
-"""Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)``."""
+"""Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)`` (or with the rig
+file :data:`SCENE_RIGS` names)."""
+
+SO101_TRAIN_RIG = REPO / "examples" / "rigs" / "so101_train.toml"
+"""The SO-101 tasks' default rig at 128x96 (their default is 640x480, as LeRobot records the real arm)."""
+
+SCENE_RIGS: dict[str, Path] = {"so101reach": SO101_TRAIN_RIG, "so101lift": SO101_TRAIN_RIG,
+                               "so101pickplace": SO101_TRAIN_RIG}
+"""Scenes drawn with a rig file's cameras instead of their env's default rig."""
 
 
 def available_backends() -> list[str]:
@@ -77,11 +88,18 @@ def available_backends() -> list[str]:
     return ["tiny"] + [kind for kind, probe in (("egl", probe_egl), ("gl", probe_gl)) if probe().ok]
 
 
+def scene_cams(scene: str) -> tuple | None:
+    """The cameras a scene is drawn with: its rig file's (:data:`SCENE_RIGS`), or None for its env's default rig."""
+    from pixelrig.cameras.rigfile import load_rig
+
+    return load_rig(SCENE_RIGS[scene]) if scene in SCENE_RIGS else None
+
+
 def render_scene(scene: str, backend: str) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, float]]]:
     """Render a golden scene: ``({"<camera>/<modality>": array}, {camera: (near, far)})``. Closes its env."""
     from pixelrig.wrappers.pixel_obs import PixelObs
 
-    env = PixelObs(SCENES[scene](backend), pixels_only=True)
+    env = PixelObs(SCENES[scene](backend), cams=scene_cams(scene), pixels_only=True)
     try:
         obs, _ = env.reset(seed=0)
         return obs, {cam.name: (cam.near, cam.far) for cam in env.rig.cameras}

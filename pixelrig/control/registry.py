@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pixelrig.control.base import Controller
+from pixelrig.control.follower import FollowerControl
 from pixelrig.control.ik import PybulletIK
 from pixelrig.control.joint import JointController
 from pixelrig.control.task_space import TaskSpaceConfig, TaskSpaceControl
@@ -17,6 +18,8 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "ee_delta_pos": TaskSpaceControl,
     "ee_delta_pose": TaskSpaceControl,
     "ee_pose": TaskSpaceControl,
+    "ee_delta_pitch_roll": TaskSpaceControl,
+    "so101_follower": FollowerControl,
 }
 """``control=`` name -> the controller class implementing it."""
 

@@ -40,6 +40,14 @@ from pixelrig.control.rotations import quat_conjugate, quat_multiply, quat_to_ma
 EE_CONTROLS: tuple[str, ...] = ("ee_delta_pos", "ee_delta_pose", "ee_pose")
 """The task-space control modes: a position delta, a pose delta (position + axis-angle), an absolute pose."""
 
+PITCH_ROLL_CONTROLS: tuple[str, ...] = ("ee_delta_pitch_roll",)
+"""The task-space mode of a 5-joint arm (the SO-101): a position delta, then turns about the arm's pitch axis (its
+second-to-last joint's axis) and roll axis (its last joint's axis); the sixth direction of a pose, which such an arm
+cannot follow at a given position, is left free (see :func:`reachable_turn`)."""
+
+TASK_SPACE_CONTROLS: tuple[str, ...] = (*EE_CONTROLS, *PITCH_ROLL_CONTROLS)
+"""Every mode :class:`TaskSpaceControl` implements."""
+
 EE_FRAMES: tuple[str, ...] = ("world", "ee")
 """Frames a delta can be expressed in: the world's axes, or the end-effector target's own axes."""
 
@@ -172,6 +180,12 @@ def pose_error(target: np.ndarray, pos: np.ndarray, quat: np.ndarray, max_pos: f
     return np.concatenate([e_pos, e_rot])
 
 
+def reachable_turn(rotvec: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """The part of a rotation vector (3,) an arm can turn through about ``axes`` (k, 3), world frame: its
+    least-squares projection onto their span, ``Aᵀ (A Aᵀ)⁻¹ A r`` (float64, (3,))."""
+    return axes.T @ np.linalg.solve(axes @ axes.T, axes @ rotvec)
+
+
 def dls_step(jac: np.ndarray, error: np.ndarray, damping: float, weights: np.ndarray,
              pull: np.ndarray | None = None) -> np.ndarray:
     """A damped-least-squares joint step: ``dq = n + W Jᵀ (J W Jᵀ + λ² I)⁻¹ (e - J n)``.
@@ -251,6 +265,8 @@ class TaskSpaceConfig:
     Attributes:
         control: one of :data:`EE_CONTROLS`.
         ee_link: the end-effector link's name, or None for :func:`default_ee_link`.
+        ee_offset: the controlled point in the end-effector link's frame (m), or None for the frame's origin: a
+            point between a jaw gripper's jaws on an arm whose last link frame is elsewhere (the SO-101).
         rest_pose: the rest pose of the actuated joints for the null-space pull (RobotEnv: default its
             ``initial_qpos``).
         position_gain, velocity_gain: PD gains of the position controller that tracks the joint targets (one
@@ -282,13 +298,14 @@ class TaskSpaceConfig:
     target_lead: float = 2.0
     nullspace_gain: float = 0.02
     ee_link: str | None = None
+    ee_offset: tuple[float, float, float] | None = None
     rest_pose: tuple[float, ...] | None = None
     position_gain: float | tuple[float, ...] | None = None
     velocity_gain: float | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.control not in EE_CONTROLS:
-            raise ValueError(f"task-space control must be one of {EE_CONTROLS}: got {self.control!r}")
+        if self.control not in TASK_SPACE_CONTROLS:
+            raise ValueError(f"task-space control must be one of {TASK_SPACE_CONTROLS}: got {self.control!r}")
         if self.ee_frame not in EE_FRAMES:
             raise ValueError(f"ee_frame must be one of {EE_FRAMES}: got {self.ee_frame!r}")
         if self.control == "ee_pose" and self.ee_frame != "world":
@@ -304,6 +321,14 @@ class TaskSpaceConfig:
         object.__setattr__(self, "nullspace_gain", float(gain))
         if self.workspace is not None:
             object.__setattr__(self, "workspace", _box(self.workspace))
+        if self.control in PITCH_ROLL_CONTROLS and self.ee_frame != "world":
+            raise ValueError(f"ee_frame={self.ee_frame!r}: control={self.control!r} turns about the arm's own pitch "
+                             "and roll axes and moves in the world's axes; leave ee_frame out")
+        if self.ee_offset is not None:
+            offset = np.asarray(self.ee_offset, dtype=np.float64)
+            if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+                raise ValueError(f"ee_offset={self.ee_offset!r} must be 3 finite numbers (m, in the link's frame)")
+            object.__setattr__(self, "ee_offset", tuple(offset.tolist()))
         if self.ee_link is not None and not isinstance(self.ee_link, str):
             raise ValueError(f"ee_link={self.ee_link!r} must be a link name (a string)")
 
@@ -416,11 +441,13 @@ def reach_box(client: int, chain: ArmChain) -> tuple[np.ndarray, np.ndarray]:
 
 class Measured(NamedTuple):
     """The arm as it is: every movable joint's position (pybullet's Jacobian needs them all) and the end-effector
-    link's URDF frame (position (3,), quaternion xyzw (4,), world frame)."""
+    link's URDF frame (position (3,) of its controlled point, quaternion xyzw (4,), world frame); with
+    ``ee_delta_pitch_roll`` the pitch and roll axes now ((2, 3), world frame), else None."""
 
     q: list[float]
     pos: np.ndarray
     quat: np.ndarray
+    axes: np.ndarray | None = None
 
 
 class TaskSpaceController:
@@ -445,11 +472,17 @@ class TaskSpaceController:
         self.max_step = chain.speed * dt
         """(n,) the largest step of each arm joint per solve (inf where the model gives no velocity limit)."""
         self._zeros = [0.0] * len(chain.movable)
+        self.pitch_roll = settings.control in PITCH_ROLL_CONTROLS
+        """Whether the rotation is pitch and roll only (the arm's last two joints' axes)."""
+        if self.pitch_roll and len(chain.joints) < 2:
+            raise ValueError(f"control={settings.control!r} needs an arm of at least two joints (pitch, roll)")
+        self.offset = None if settings.ee_offset is None else np.array(settings.ee_offset)
+        """The controlled point in the end-effector link's frame, or None for its origin."""
 
     @property
     def action_size(self) -> int:
-        """3 (``ee_delta_pos``), 6 (``ee_delta_pose``) or 7 (``ee_pose``)."""
-        return {"ee_delta_pos": 3, "ee_delta_pose": 6, "ee_pose": 7}[self.settings.control]
+        """3 (``ee_delta_pos``), 5 (``ee_delta_pitch_roll``), 6 (``ee_delta_pose``) or 7 (``ee_pose``)."""
+        return {"ee_delta_pos": 3, "ee_delta_pitch_roll": 5, "ee_delta_pose": 6, "ee_pose": 7}[self.settings.control]
 
     def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` float64 of the arm's action: [-1, 1] for deltas (scaled by ``max_delta_pos`` /
@@ -480,7 +513,18 @@ class TaskSpaceController:
         chain = self.chain
         states = p.getJointStates(chain.robot, chain.movable, physicsClientId=client)
         link = p.getLinkState(chain.robot, chain.ee_link, computeForwardKinematics=1, physicsClientId=client)
-        return Measured([s[0] for s in states], np.array(link[4]), np.array(link[5]))
+        if self.offset is None and not self.pitch_roll:
+            return Measured([s[0] for s in states], np.array(link[4]), np.array(link[5]))
+        pos = np.array(link[4])
+        if self.offset is not None:
+            pos = pos + quat_to_matrix(link[5]) @ self.offset
+        axes = None
+        if self.pitch_roll:  # a joint's axis is given in its child link's URDF frame
+            joints = chain.joints[-2:]
+            frames = p.getLinkStates(chain.robot, joints, computeForwardKinematics=1, physicsClientId=client)
+            axes = np.array([quat_to_matrix(f[5]) @ np.array(p.getJointInfo(chain.robot, j, physicsClientId=client)[13])
+                             for f, j in zip(frames, joints, strict=True)])
+        return Measured([s[0] for s in states], pos, np.array(link[5]), axes)
 
     def next_target(self, target: np.ndarray, action: np.ndarray, now: Measured) -> np.ndarray:
         """The target after ``action`` (the arm's part, within :meth:`action_bounds`): (7,) float64.
@@ -494,9 +538,26 @@ class TaskSpaceController:
             new = pose_target(target, action)
             new[:3] = np.clip(new[:3], self.low, self.high)
             return new
+        if self.pitch_roll:
+            return self.pitch_roll_target(target, action, now)
         drot = action[3:6] * s.max_delta_rot if s.control == "ee_delta_pose" else np.zeros(3)
         new = delta_target(target, action[:3] * s.max_delta_pos, drot, s.ee_frame)
         new[:3] = np.clip(new[:3], self.low, self.high)
+        return hold_near(new, now.pos, now.quat, s.target_lead * s.max_delta_pos, s.target_lead * s.max_delta_rot)
+
+    def pitch_roll_target(self, target: np.ndarray, action: np.ndarray, now: Measured) -> np.ndarray:
+        """``ee_delta_pitch_roll``'s next target: the position moved by Δxyz × ``max_delta_pos`` and clipped to the
+        workspace; the orientation turned by Δpitch and Δroll × ``max_delta_rot`` about the pitch and roll axes
+        now, then kept where the arm can follow it: the measured orientation turned by the part of the remaining
+        turn that lies in the span of the two axes (:func:`reachable_turn`), so that the direction the arm cannot
+        turn in never winds up. Then held within ``target_lead`` deltas of the measured pose."""
+        s, axes = self.settings, now.axes
+        pos = np.clip(target[:3] + action[:3] * s.max_delta_pos, self.low, self.high)
+        turned = quat_multiply(rotvec_to_quat(axes[0] * (action[3] * s.max_delta_rot)),
+                               quat_multiply(rotvec_to_quat(axes[1] * (action[4] * s.max_delta_rot)), target[3:]))
+        rest = reachable_turn(quat_to_rotvec(quat_multiply(turned, quat_conjugate(now.quat))), axes)
+        quat = quat_multiply(rotvec_to_quat(rest), now.quat)
+        new = np.concatenate([pos, quat / np.linalg.norm(quat)])
         return hold_near(new, now.pos, now.quat, s.target_lead * s.max_delta_pos, s.target_lead * s.max_delta_rot)
 
     def joint_targets(self, client: int, target: np.ndarray, now: Measured,
@@ -511,11 +572,16 @@ class TaskSpaceController:
             rest: (n,) rest pose of the arm's joints for the null-space pull (used when ``nullspace_gain`` > 0).
         """
         chain, s = self.chain, self.settings
-        lin, ang = p.calculateJacobian(chain.robot, chain.ee_link, LINK_FRAME, now.q, self._zeros, self._zeros,
+        point = LINK_FRAME if self.offset is None else tuple(self.offset.tolist())
+        lin, ang = p.calculateJacobian(chain.robot, chain.ee_link, point, now.q, self._zeros, self._zeros,
                                        physicsClientId=client)
-        jac = np.array((*lin, *ang))[:, chain.columns]
         q = np.array(now.q)[list(chain.columns)]
         error = pose_error(target, now.pos, now.quat)
+        if self.pitch_roll:  # position, then the turn about the pitch and roll axes only
+            jac = np.vstack([np.array(lin), now.axes @ np.array(ang)])[:, chain.columns]
+            error = np.concatenate([error[:3], now.axes @ error[3:]])
+        else:
+            jac = np.array((*lin, *ang))[:, chain.columns]
         pull = s.nullspace_gain * (rest - q) if rest is not None and s.nullspace_gain > 0.0 else None
         return joint_step(jac, q, error, chain.lower, chain.upper, s.ik_damping, pull, self.max_step)
 
@@ -532,7 +598,7 @@ class TaskSpaceControl(Controller):
         rest: (n,) rest pose of the arm joints for the null-space pull.
     """
 
-    families = EE_CONTROLS
+    families = TASK_SPACE_CONTROLS
 
     def __init__(self, client: int, solver: TaskSpaceController, motors: Motors, arm: Sequence[int],
                  rest: np.ndarray) -> None:

@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "PickObjectExpert": "pixelrig.experts.pick",
     "PickPlaceExpert": "pixelrig.experts.pick",
     "PushExpert": "pixelrig.experts.push",
+    "SO101LiftExpert": "pixelrig.experts.so101",
+    "SO101PickPlaceExpert": "pixelrig.experts.so101",
+    "SO101ReachExpert": "pixelrig.experts.so101",
     "StackExpert": "pixelrig.experts.pick",
 }
 
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
     from pixelrig.experts.peg import PegInsertExpert
     from pixelrig.experts.pick import LiftExpert, PickObjectExpert, PickPlaceExpert, StackExpert
     from pixelrig.experts.push import PushExpert
+    from pixelrig.experts.so101 import SO101LiftExpert, SO101PickPlaceExpert, SO101ReachExpert
 
 
 _lazy_getattr, __dir__ = lazy_exports("pixelrig.experts", _EXPORTS, globals())
@@ -71,4 +75,4 @@ def __getattr__(name: str) -> Any:
     return _lazy_getattr(name)
 
 __all__ = ["EXPERTS", "Expert", "LiftExpert", "PegInsertExpert", "PickObjectExpert", "PickPlaceExpert",
-           "PushExpert", "StackExpert"]
+           "PushExpert", "SO101LiftExpert", "SO101PickPlaceExpert", "SO101ReachExpert", "StackExpert"]

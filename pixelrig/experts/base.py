@@ -66,12 +66,16 @@ class Expert:
 
     phases: tuple[str, ...] = ("start",)
 
+    controls: tuple[str, ...] = DELTA_CONTROLS
+    """The control modes the expert acts in."""
+
     def __init__(self, env: Any) -> None:
         base = env.unwrapped
         control = getattr(base, "control", None)
-        if control not in DELTA_CONTROLS:
-            raise ValueError(f"{type(self).__name__} acts in control {DELTA_CONTROLS}: make the env with "
-                             f"control='ee_delta_pos' or 'ee_delta_pose' (got control={control!r})")
+        if control not in self.controls:
+            names = " or ".join(repr(c) for c in self.controls)
+            raise ValueError(f"{type(self).__name__} acts in control {self.controls}: make the env with "
+                             f"control={names} (got control={control!r})")
         self.layout: dict[str, slice] = dict(base.observation_layout)
         self.rotates = control == "ee_delta_pose"
         self.max_step = float(base.max_step)
