@@ -583,13 +583,12 @@ class GlPipeline:
         glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
         ctx.enable_only(moderngl.DEPTH_TEST)  # TinyRenderer's depth pass culls no face
         ctx.depth_func = "<"
+        uniforms = _Uniforms(prog)
         for view, (x, y), (first, count) in zip(views, tiles, spans, strict=True):
             if view is None or not count:
                 continue
             fbo.viewport = (x, y, view.width, view.height)
-            prog["u_view"].write(np.asarray(view.view, dtype=np.float32).tobytes())
-            prog["u_proj"].write(np.asarray(view.projection, dtype=np.float32).tobytes())
-            prog["u_shift"].value = (1.0 / view.width, 1.0 / view.height)
+            uniforms.camera(view)
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
 
     def _draw(self, slot: _Slot, requests: Sequence[CameraRequest], lightings: list[Lighting],
@@ -621,14 +620,13 @@ class GlPipeline:
         self.set_ssbo.bind_to_storage_buffer(1)
         if shadows:
             slot.shadow_fbo.color_attachments[0].use(location=0)
+        uniforms = _Uniforms(prog)
         for r, light, view, (x, y), (first, count) in zip(requests, lightings, views, tiles, spans, strict=True):
             if not count:
                 continue
             fbo.viewport = (x, y, r.width, r.height)
-            prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
-            prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
-            prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
-            _set_light(prog, light, view, (x, y), shadows)
+            uniforms.camera(r)
+            uniforms.light(light, view, (x, y), shadows)
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
         glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
 
@@ -697,22 +695,52 @@ def _light_clip(shadow: CameraRequest) -> bytes:
     return clip.T.astype(np.float32).tobytes()
 
 
-def _set_light(prog: Any, lighting: Lighting, shadow: CameraRequest | None, tile: tuple[int, int],
-               tested: bool) -> None:
-    """The colour pass's light uniforms for one camera (``shadow``: its shadow camera, drawn at ``tile``, or None
-    without shadows; ``tested``: whether the program tests shadows, that is whether any camera of the pass casts
-    them)."""
-    direction, color, coefficients = _light_uniforms(lighting)
-    prog["u_light"].value = direction
-    prog["u_light_color"].value = color
-    prog["u_coefficients"].value = coefficients
-    if not tested:
-        return
-    prog["u_shadows"].value = int(shadow is not None)
-    if shadow is not None:
-        prog["u_light_clip"].write(_light_clip(shadow))
-        prog["u_shadow_tile"].value = (tile[0], tile[1], shadow.width, shadow.height)
-        prog["u_shadow_map"].value = 0
+@functools.lru_cache(maxsize=4096)
+def _matrix_bytes(matrix: tuple[float, ...]) -> bytes:
+    """A column-major 4x4 matrix's float32 bytes (a ``mat4`` uniform's)."""
+    return np.asarray(matrix, dtype=np.float32).tobytes()
+
+
+class _Uniforms:
+    """One pass's uniform writes to one program: each value is sent only when it differs from the last one sent in
+    this pass (the cameras of a rig share their projection, and most cameras their light), and the matrices' bytes
+    are remembered per matrix; the values the program sees for each draw are those it saw when every uniform was
+    written before every draw."""
+
+    def __init__(self, prog: Any) -> None:
+        self.prog = prog
+        self.sent: dict[str, Any] = {}
+
+    def _set(self, name: str, value: Any, raw: bool = False) -> None:
+        if self.sent.get(name) == value:
+            return
+        self.sent[name] = value
+        if raw:
+            self.prog[name].write(value)
+        else:
+            self.prog[name].value = value
+
+    def camera(self, r: CameraRequest) -> None:
+        """The view, projection and half-pixel shift of a camera."""
+        self._set("u_view", _matrix_bytes(r.view), raw=True)
+        self._set("u_proj", _matrix_bytes(r.projection), raw=True)
+        self._set("u_shift", (1.0 / r.width, 1.0 / r.height))
+
+    def light(self, lighting: Lighting, shadow: CameraRequest | None, tile: tuple[int, int], tested: bool) -> None:
+        """The colour pass's light uniforms for one camera (``shadow``: its shadow camera, drawn at ``tile``, or None
+        without shadows; ``tested``: whether the program tests shadows, that is whether any camera of the pass casts
+        them)."""
+        direction, color, coefficients = _light_uniforms(lighting)
+        self._set("u_light", direction)
+        self._set("u_light_color", color)
+        self._set("u_coefficients", coefficients)
+        if not tested:
+            return
+        self._set("u_shadows", int(shadow is not None))
+        if shadow is not None:
+            self._set("u_light_clip", _light_clip(shadow), raw=True)
+            self._set("u_shadow_tile", (tile[0], tile[1], shadow.width, shadow.height))
+            self._set("u_shadow_map", 0)
 
 
 def _commands(requests: Sequence[CameraRequest], layout: _Layout, instances: np.ndarray
@@ -798,14 +826,19 @@ def near_far(projection: Sequence[float]) -> tuple[float, float]:
 
 
 def _zbuffer(linear: np.ndarray, projection: Sequence[float]) -> np.ndarray:
-    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64."""
+    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64: ``far (d -
+    near) / ((far - near) d)`` at every pixel (in place, no gathering of the hit pixels: the background's quotient
+    is thrown away), then 1.0 where nothing was drawn."""
     near, far = near_far(projection)
     d = linear.astype(np.float64)
-    hit = d > 0
-    z = np.ones_like(d)
-    dh = d[hit]
-    z[hit] = far * (dh - near) / ((far - near) * dh)
-    return z.astype(np.float32)
+    z = d - near
+    z *= far
+    d *= far - near
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z /= d
+    out = z.astype(np.float32)
+    out[linear <= 0] = 1.0
+    return out
 
 
 def _pack(sizes: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int, int]:
