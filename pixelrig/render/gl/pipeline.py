@@ -786,16 +786,16 @@ def _frusta(requests: Sequence[CameraRequest]) -> tuple[np.ndarray, np.ndarray]:
     """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_volumes`), remembered
     per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
     keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
-    missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
+    found = [_FRUSTA.get(key) for key in keys]  # one lookup per key: a key's hash (32 floats) is not kept
+    missing = [i for i, f in enumerate(found) if f is None]
     if missing:
         if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:  # moving cameras (mounted ones) fill it: start again
             _FRUSTA.clear()
             missing = list(range(len(keys)))
         new = [requests[i] for i in missing]
         for i, planes, eye in zip(missing, *_view_volumes(new), strict=True):
-            _FRUSTA[keys[i]] = (planes, eye)
-    found = [_FRUSTA[key] for key in keys]
-    return np.array([f[0] for f in found]), np.array([f[1] for f in found])
+            _FRUSTA[keys[i]] = found[i] = (planes, eye)
+    return np.array([f[0] for f in found]), np.array([f[1] for f in found])  # type: ignore[index]
 
 
 def _matrices(requests: Sequence[CameraRequest], name: str) -> np.ndarray:
