@@ -214,6 +214,7 @@ def test_tests_are_arranged_like_the_package() -> None:
                                     "pixelrig.tools.bench.snapshot", "pixelrig.tools.bench.vector",
                                     "pixelrig.tools.bench.main", "pixelrig.tools.bench.batched",
                                     "pixelrig.tools.bench.datasets", "pixelrig.tools.bench.rllib",
+                                    "pixelrig.tools.bench.render_cost",
                                     "pixelrig.tools.demo",
                                     "pixelrig.tools.view", "pixelrig.tools.serve", "pixelrig.tools.cli"])
 def test_each_tool_module_imports_on_its_own(module: str, tmp_path: Path) -> None:

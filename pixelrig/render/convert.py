@@ -7,6 +7,7 @@ Precision-sensitive arithmetic is done in float64 and cast at the end.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,14 +39,14 @@ def zbuffer_to_depth(zbuffer: np.ndarray, near: float, far: float) -> np.ndarray
     d *= -(far - near)
     d += far
     np.divide(far * near, d, out=d)
-    np.minimum(d, far, out=d)
-    np.maximum(d, near, out=d)
+    np.clip(d, near, far, out=d)  # one pass: near < far, so the same as the minimum then the maximum
     depth = d.astype(np.float32)
     np.minimum(depth, below_far(far), out=depth)  # a surface within float32 rounding of far stays a surface
-    depth[z >= 1.0] = far  # exactly far, not far minus rounding
+    np.copyto(depth, np.float32(far), where=z >= 1.0)  # exactly far, not far minus rounding
     return depth[..., None]
 
 
+@functools.lru_cache(maxsize=256)
 def below_far(far: float) -> np.float32:
     """The largest float32 below ``far`` (as float32): the deepest a surface reads, so that ``depth < far``
     tells surfaces from background."""

@@ -6,8 +6,9 @@ Drawing: one indexed vertex buffer holds every mesh (cached per file and scale, 
 process), per-instance model matrices are vertex attributes composed on the CPU, and each camera is one indirect
 multi-draw of its client's instances sorted front to back. Colour (RGBA8), linear eye depth (R32F) and the
 segmentation value (R32I) come from one pass; depth is converted back to pybullet's z-buffer convention in
-float64. When a request asks for normals, the pass uses a second program (the same shader plus one output) and a
-framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. Not thread-safe:
+float64. When a request asks for normals, the pass uses a program that writes them too (the same shader plus one
+output) and a framebuffer with a fourth target (RGBA32F world normals); without such a request nothing changes. The
+shadow test is compiled into the program only for passes in which some camera's light casts shadows. Not thread-safe:
 call from one thread at a time.
 
 Each camera is lit by its own :class:`~pixelrig.render.lighting.Lighting` (uniforms set per camera). Cameras whose
@@ -34,7 +35,7 @@ from pixelrig.render.backends import CameraRequest, Frame
 from pixelrig.render.gl import context as glc
 from pixelrig.render.gl.meshes import MeshData
 from pixelrig.render.gl.scene import Scene, build_scene, compose_frames, link_poses, read_visuals, signature_of
-from pixelrig.render.gl.shaders import FRAGMENT, FRAGMENT_NORMALS, SHADOW_FRAGMENT, SHADOW_VERTEX, VERTEX
+from pixelrig.render.gl.shaders import SHADOW_FRAGMENT, SHADOW_VERTEX, VERTEX, fragment
 from pixelrig.render.lighting import DEFAULT_LIGHTING, Lighting, shadow_view
 
 MAX_SIDE = 16384  # renderbuffers are at most this many pixels a side (llvmpipe)
@@ -76,8 +77,7 @@ class _Slot:
     def __init__(self) -> None:
         self.inst: Any = None
         self.indirect: Any = None
-        self.vao: Any = None
-        self.vao_normals: Any = None
+        self.vaos: dict[tuple[bool, bool], Any] = {}  # (normals, shadows) -> the colour program's vertex array
         self.fbo: Any = None
         self.fbo_normals: Any = None  # the fbo's three targets plus a normal target, made when first needed
         self.fbo_size = (0, 0)
@@ -87,10 +87,10 @@ class _Slot:
         self.busy = False
 
     def release_vaos(self) -> None:
-        for vao in (self.vao, self.vao_normals, self.vao_shadow):
+        for vao in (*self.vaos.values(), self.vao_shadow):
             if vao is not None:
                 vao.release()
-        self.vao = self.vao_normals = self.vao_shadow = None
+        self.vaos, self.vao_shadow = {}, None
 
     def release_shadow(self) -> None:
         _release_framebuffer(self.shadow_fbo)
@@ -191,8 +191,7 @@ class GlPipeline:
 
     def __init__(self) -> None:
         self.ctx: Any = None
-        self.prog: Any = None
-        self.prog_normals: Any = None  # compiled when a request first asks for normals
+        self.programs: dict[tuple[bool, bool], Any] = {}  # (normals, shadows) -> colour program, compiled when needed
         self.prog_shadow: Any = None  # compiled when a light first casts shadows
         self.geometry: dict[Any, _Geometry] = {}
         self.vertices: list[np.ndarray] = []
@@ -221,15 +220,15 @@ class GlPipeline:
     def _ensure_context(self) -> None:
         if self.ctx is not None:
             return
-        ctx = glc.get_context()
-        self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)
-        self.ctx = ctx
+        self.ctx = glc.get_context()
 
-    def _normals_program(self) -> Any:
-        """The program that also writes normals (compiled on first use)."""
-        if self.prog_normals is None:
-            self.prog_normals = self.ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT_NORMALS)
-        return self.prog_normals
+    def _program(self, normals: bool, shadows: bool) -> Any:
+        """The colour pass's program that also writes normals, or tests shadows, or both or neither (compiled on
+        first use; :func:`pixelrig.render.gl.shaders.fragment`)."""
+        key = (normals, shadows)
+        if key not in self.programs:
+            self.programs[key] = self.ctx.program(vertex_shader=VERTEX, fragment_shader=fragment(normals, shadows))
+        return self.programs[key]
 
     def _shadow_program(self) -> Any:
         """The shadow map's program (compiled on first use)."""
@@ -332,15 +331,12 @@ class GlPipeline:
             buffer.write(data)
         return buffer, new
 
-    def _vertex_array(self, slot: _Slot, normals: bool) -> Any:
-        """The slot's vertex array for the plain or the normals program (made on first use)."""
-        if normals:
-            if slot.vao_normals is None:
-                slot.vao_normals = self._make_vertex_array(self._normals_program(), slot.inst)
-            return slot.vao_normals
-        if slot.vao is None:
-            slot.vao = self._make_vertex_array(self.prog, slot.inst)
-        return slot.vao
+    def _vertex_array(self, slot: _Slot, normals: bool, shadows: bool) -> Any:
+        """The slot's vertex array for the colour program of :meth:`_program` (made on first use)."""
+        key = (normals, shadows)
+        if key not in slot.vaos:
+            slot.vaos[key] = self._make_vertex_array(self._program(normals, shadows), slot.inst)
+        return slot.vaos[key]
 
     def _shadow_vertex_array(self, slot: _Slot) -> Any:
         """The slot's vertex array for the shadow program: positions and model matrices only."""
@@ -587,13 +583,12 @@ class GlPipeline:
         glc.clear_buffer_float(glc.GL_DEPTH, 0, (1.0,))
         ctx.enable_only(moderngl.DEPTH_TEST)  # TinyRenderer's depth pass culls no face
         ctx.depth_func = "<"
+        uniforms = _Uniforms(prog)
         for view, (x, y), (first, count) in zip(views, tiles, spans, strict=True):
             if view is None or not count:
                 continue
             fbo.viewport = (x, y, view.width, view.height)
-            prog["u_view"].write(np.asarray(view.view, dtype=np.float32).tobytes())
-            prog["u_proj"].write(np.asarray(view.projection, dtype=np.float32).tobytes())
-            prog["u_shift"].value = (1.0 / view.width, 1.0 / view.height)
+            uniforms.camera(view)
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
 
     def _draw(self, slot: _Slot, requests: Sequence[CameraRequest], lightings: list[Lighting],
@@ -602,10 +597,11 @@ class GlPipeline:
         import moderngl
 
         normals = any(r.normals for r in requests)
+        shadows = slot.shadow_fbo is not None and any(v is not None for v in views)
         ctx = self.ctx
         fbo = self._framebuffer(slot, total_w, total_h, normals)
-        prog = self._normals_program() if normals else self.prog
-        vao = self._vertex_array(slot, normals)
+        prog = self._program(normals, shadows)
+        vao = self._vertex_array(slot, normals, shadows)
         fbo.use()
         fbo.scissor = None
         fbo.viewport = (0, 0, total_w, total_h)
@@ -622,16 +618,15 @@ class GlPipeline:
         ctx.depth_func = "<"
         self.ssbo.bind_to_storage_buffer(0)
         self.set_ssbo.bind_to_storage_buffer(1)
-        if slot.shadow_fbo is not None and any(v is not None for v in views):
+        if shadows:
             slot.shadow_fbo.color_attachments[0].use(location=0)
+        uniforms = _Uniforms(prog)
         for r, light, view, (x, y), (first, count) in zip(requests, lightings, views, tiles, spans, strict=True):
             if not count:
                 continue
             fbo.viewport = (x, y, r.width, r.height)
-            prog["u_view"].write(np.asarray(r.view, dtype=np.float32).tobytes())
-            prog["u_proj"].write(np.asarray(r.projection, dtype=np.float32).tobytes())
-            prog["u_shift"].value = (1.0 / r.width, 1.0 / r.height)
-            _set_light(prog, light, view, (x, y))
+            uniforms.camera(r)
+            uniforms.light(light, view, (x, y), shadows)
             vao.render_indirect(slot.indirect, mode=moderngl.TRIANGLES, count=count, first=first)
         glc.flush()  # rasterise now, in llvmpipe's threads, while the caller goes on
 
@@ -700,18 +695,52 @@ def _light_clip(shadow: CameraRequest) -> bytes:
     return clip.T.astype(np.float32).tobytes()
 
 
-def _set_light(prog: Any, lighting: Lighting, shadow: CameraRequest | None, tile: tuple[int, int]) -> None:
-    """The colour pass's light uniforms for one camera (``shadow``: its shadow camera, drawn at ``tile``, or None
-    without shadows)."""
-    direction, color, coefficients = _light_uniforms(lighting)
-    prog["u_light"].value = direction
-    prog["u_light_color"].value = color
-    prog["u_coefficients"].value = coefficients
-    prog["u_shadows"].value = int(shadow is not None)
-    if shadow is not None:
-        prog["u_light_clip"].write(_light_clip(shadow))
-        prog["u_shadow_tile"].value = (tile[0], tile[1], shadow.width, shadow.height)
-        prog["u_shadow_map"].value = 0
+@functools.lru_cache(maxsize=4096)
+def _matrix_bytes(matrix: tuple[float, ...]) -> bytes:
+    """A column-major 4x4 matrix's float32 bytes (a ``mat4`` uniform's)."""
+    return np.asarray(matrix, dtype=np.float32).tobytes()
+
+
+class _Uniforms:
+    """One pass's uniform writes to one program: each value is sent only when it differs from the last one sent in
+    this pass (the cameras of a rig share their projection, and most cameras their light), and the matrices' bytes
+    are remembered per matrix; the values the program sees for each draw are those it saw when every uniform was
+    written before every draw."""
+
+    def __init__(self, prog: Any) -> None:
+        self.prog = prog
+        self.sent: dict[str, Any] = {}
+
+    def _set(self, name: str, value: Any, raw: bool = False) -> None:
+        if self.sent.get(name) == value:
+            return
+        self.sent[name] = value
+        if raw:
+            self.prog[name].write(value)
+        else:
+            self.prog[name].value = value
+
+    def camera(self, r: CameraRequest) -> None:
+        """The view, projection and half-pixel shift of a camera."""
+        self._set("u_view", _matrix_bytes(r.view), raw=True)
+        self._set("u_proj", _matrix_bytes(r.projection), raw=True)
+        self._set("u_shift", (1.0 / r.width, 1.0 / r.height))
+
+    def light(self, lighting: Lighting, shadow: CameraRequest | None, tile: tuple[int, int], tested: bool) -> None:
+        """The colour pass's light uniforms for one camera (``shadow``: its shadow camera, drawn at ``tile``, or None
+        without shadows; ``tested``: whether the program tests shadows, that is whether any camera of the pass casts
+        them)."""
+        direction, color, coefficients = _light_uniforms(lighting)
+        self._set("u_light", direction)
+        self._set("u_light_color", color)
+        self._set("u_coefficients", coefficients)
+        if not tested:
+            return
+        self._set("u_shadows", int(shadow is not None))
+        if shadow is not None:
+            self._set("u_light_clip", _light_clip(shadow), raw=True)
+            self._set("u_shadow_tile", (tile[0], tile[1], shadow.width, shadow.height))
+            self._set("u_shadow_map", 0)
 
 
 def _commands(requests: Sequence[CameraRequest], layout: _Layout, instances: np.ndarray
@@ -757,16 +786,16 @@ def _frusta(requests: Sequence[CameraRequest]) -> tuple[np.ndarray, np.ndarray]:
     """(R, 6, 4) view-volume planes and (R, 3) camera positions of the requests (:func:`_view_volumes`), remembered
     per camera pose and lens: world-fixed cameras ask for the same ones at every frame."""
     keys = [(tuple(r.view), tuple(r.projection), r.width, r.height) for r in requests]
-    missing = [i for i, key in enumerate(keys) if key not in _FRUSTA]
+    found = [_FRUSTA.get(key) for key in keys]  # one lookup per key: a key's hash (32 floats) is not kept
+    missing = [i for i, f in enumerate(found) if f is None]
     if missing:
         if len(_FRUSTA) + len(missing) > _FRUSTA_MAX:  # moving cameras (mounted ones) fill it: start again
             _FRUSTA.clear()
             missing = list(range(len(keys)))
         new = [requests[i] for i in missing]
         for i, planes, eye in zip(missing, *_view_volumes(new), strict=True):
-            _FRUSTA[keys[i]] = (planes, eye)
-    found = [_FRUSTA[key] for key in keys]
-    return np.array([f[0] for f in found]), np.array([f[1] for f in found])
+            _FRUSTA[keys[i]] = found[i] = (planes, eye)
+    return np.array([f[0] for f in found]), np.array([f[1] for f in found])  # type: ignore[index]
 
 
 def _matrices(requests: Sequence[CameraRequest], name: str) -> np.ndarray:
@@ -797,14 +826,19 @@ def near_far(projection: Sequence[float]) -> tuple[float, float]:
 
 
 def _zbuffer(linear: np.ndarray, projection: Sequence[float]) -> np.ndarray:
-    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64."""
+    """Linear eye depth (0 = background) -> pybullet's float32 z-buffer (1.0 = background), in float64: ``far (d -
+    near) / ((far - near) d)`` at every pixel (in place, no gathering of the hit pixels: the background's quotient
+    is thrown away), then 1.0 where nothing was drawn."""
     near, far = near_far(projection)
     d = linear.astype(np.float64)
-    hit = d > 0
-    z = np.ones_like(d)
-    dh = d[hit]
-    z[hit] = far * (dh - near) / ((far - near) * dh)
-    return z.astype(np.float32)
+    z = d - near
+    z *= far
+    d *= far - near
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z /= d
+    out = z.astype(np.float32)
+    out[linear <= 0] = 1.0
+    return out
 
 
 def _pack(sizes: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int, int]:

@@ -1,9 +1,9 @@
 """GLSL of the gl renderer: TinyRenderer's shading under a :class:`~pixelrig.render.lighting.Lighting` (ambient,
 diffuse and specular coefficients, specular exponent 2 on the world-space reflection's z, the light's direction and
 colour, colours truncated to integers) and its shadow test, its nearest, repeating texture lookup (from the meshes'
-textures or from textures set at run time), linear eye depth and the segmentation value, all from one pass;
-``FRAGMENT_NORMALS``, the same shader that also writes each fragment's world normal (its triangle's) to a fourth
-target; and ``SHADOW_VERTEX``/``SHADOW_FRAGMENT``, TinyRenderer's shadow map: the scene from its shadow camera,
+textures or from textures set at run time), linear eye depth and the segmentation value, all from one pass, in
+variants (:func:`fragment`) that also write each fragment's world normal (its triangle's) to a fourth target, or
+test shadows; and ``SHADOW_VERTEX``/``SHADOW_FRAGMENT``, TinyRenderer's shadow map: the scene from its shadow camera,
 keeping each pixel's least clip-space z."""
 
 VERTEX = """
@@ -48,10 +48,12 @@ layout(std430, binding = 1) readonly buffer SetTexels { uint set_texels[]; };
 uniform vec3 u_light;        // unit direction towards the light
 uniform vec3 u_light_color;
 uniform vec3 u_coefficients; // ambient, diffuse, specular
+#ifdef WITH_SHADOWS
 uniform int u_shadows;
 uniform mat4 u_light_clip;   // world -> the shadow camera's clip space (its projection is the camera's)
 uniform ivec4 u_shadow_tile; // the shadow map's pixels of this camera: x, y, width, height
 uniform sampler2D u_shadow_map;
+#endif
 in vec3 v_nrm;
 in vec3 v_world;
 in vec2 v_uv;
@@ -81,6 +83,7 @@ void main() {
         tex = vec3(float(t & 255u), float((t >> 8) & 255u), float((t >> 16) & 255u));
     }
     float shadow = 1.0;
+#ifdef WITH_SHADOWS
     if (u_shadows != 0) {
         // TinyRenderer's test: the shadow camera's viewport position of this point (no half-pixel shift: its map
         // sampled pixel corners), clamped to the map, and lit where the map's nearest clip z is beyond this
@@ -93,6 +96,7 @@ void main() {
         float nearest = texelFetch(u_shadow_map, u_shadow_tile.xy + texel, 0).r;
         shadow = -nearest < -depth + 0.05 ? 1.0 : 0.8;
     }
+#endif
     vec3 c = floor(tex * v_color);
     vec3 lit = floor(u_coefficients.x * c
                      + shadow * (u_coefficients.y * diffuse + u_coefficients.z * specular) * c * u_light_color);
@@ -108,9 +112,17 @@ void main() {
 }
 """
 
-FRAGMENT_NORMALS = FRAGMENT.replace("#version 430\n", "#version 430\n#define WITH_NORMALS\n", 1)
-"""The fragment shader with a world-normal output at location 3 (only compiled when a camera asks for normals): the
-drawn triangle's unit normal, from the screen-space derivatives of the world position (exact for a plane)."""
+
+
+def fragment(normals: bool = False, shadows: bool = False) -> str:
+    """The fragment shader's variant: with ``normals``, a world-normal output at location 3 (the drawn triangle's unit
+    normal, from the screen-space derivatives of the world position: exact for a plane); with ``shadows``, the
+    shadow test (``u_shadows`` says per camera whether it casts any). A pass without shadows uses the variant
+    without the test: llvmpipe runs every branch of a shader for every fragment, so the test costs a quarter of
+    the rasterising even where no camera casts shadows, and a shadow factor of 1 changes no pixel."""
+    defines = "".join(f"#define {name}\n" for name, on in (("WITH_NORMALS", normals), ("WITH_SHADOWS", shadows))
+                      if on)
+    return FRAGMENT.replace("#version 430\n", "#version 430\n" + defines, 1)
 
 SHADOW_VERTEX = """
 #version 430

@@ -38,8 +38,8 @@ from pixelrig.tools.bench.rig import (
     soak,
 )
 
-SECTIONS = ("headline", "matrix", "renderers", "batched", "lod", "addrender", "snapshot", "vector", "datasets",
-            "rllib", "soak")
+SECTIONS = ("headline", "matrix", "renderers", "batched", "render", "lod", "addrender", "snapshot", "vector",
+            "datasets", "rllib", "soak")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +88,17 @@ def main(argv: list[str] | None = None) -> int:
                                             steps=max(5, args.frames), repeats=args.repeats)
         print("\n## batched gl vector env vs TinyRenderer and the physics-only ceiling (PandaPush-v0)\n"
               + format_batched(report["batched"]))
+    if "render" in sections and {"tiny", "gl"} <= set(renderers):
+        from pixelrig.tools.bench.render_cost import format_render_cost
+        from pixelrig.tools.bench.render_cost import measure as render_cost_measure
+
+        quick = args.quick  # every manipulation task with 16 batched envs; quick: two tasks with 4
+        report["render"] = render_cost_measure(["pixelrig/PandaReach-v0", "pixelrig/PandaPush-v0"] if quick else None,
+                                               steps=5 if quick else max(5, args.frames),
+                                               repeats=1 if quick else min(3, args.repeats),
+                                               num_envs=4 if quick else 16)
+        print("\n## rendering against physics (manipulation tasks, default rigs; tiny, gl, gl batched)\n"
+              + format_render_cost(report["render"]))
     if "lod" in sections:
         report["lod"] = lod_report(renderers, [84] if args.quick else [84, 128], frames=max(5, args.frames // 2),
                                    repeats=args.repeats)

@@ -15,6 +15,7 @@ from pixelrig.tools.bench.common import cell
 from pixelrig.tools.bench.datasets import format_datasets
 from pixelrig.tools.bench.fidelity import format_fidelity
 from pixelrig.tools.bench.lod import format_lod
+from pixelrig.tools.bench.render_cost import format_render_cost
 from pixelrig.tools.bench.rig import format_table
 from pixelrig.tools.bench.rllib import format_rllib
 
@@ -23,6 +24,10 @@ END = "<!-- bench:end -->"
 HEADLINE_START = ("<!-- bench-headline:start (generated from docs/bench.json by python -m pixelrig.tools.bench.report) "
                   "-->")
 HEADLINE_END = "<!-- bench-headline:end -->"
+RENDER_COST_HEADING = ("**Rendering against physics** (every manipulation task's default rig, three 84² cameras, "
+                       "rgb+depth+label: rendering time over physics time per env step on tiny, gl and gl batched, "
+                       "in wall time, median [min..max] over the repeats, and in CPU time, llvmpipe's threads "
+                       "included; `benchmarks/render_cost.py`):")
 PAGE = Path("docs/benchmark.md")
 """Where :func:`render`'s block lives (relative to the repository); its image paths are relative to this page."""
 README = Path("README.md")
@@ -85,6 +90,8 @@ def render(report: dict[str, Any]) -> str:
                      "envs: bare physics stepped one by one (the ceiling), N PixelObs envs on TinyRenderer stepped "
                      "one by one, and `make_vec(N, vectorization_mode=\"batched\", renderer=\"gl\")`):\n\n"
                      + format_batched(report["batched"]))
+    if "render" in report:
+        parts.append(RENDER_COST_HEADING + "\n\n" + format_render_cost(report["render"]))
     if "lod" in report:
         parts.append("**Level of detail** (PandaPush-v0's rig; speed per renderer and size, then fidelity against "
                      "\"full\"):\n\n" + format_lod(report["lod"]))
@@ -123,7 +130,8 @@ def render(report: dict[str, Any]) -> str:
 
 def render_headline(report: dict[str, Any]) -> str:
     """The README's headline of a ``pixelrig bench`` report: the date and machine, the rig against raw pybullet
-    per scene and renderer, and batched gl against TinyRenderer (the sections the report has)."""
+    per scene and renderer, batched gl against TinyRenderer, and rendering against physics (the sections the report
+    has)."""
     parts = [f"Measured on **{report['date']}**: {report['machine']}, pixelrig {report.get('pixelrig', '?')}."]
     if "headline" in report:
         rows = report["headline"]
@@ -144,6 +152,16 @@ def render_headline(report: dict[str, Any]) -> str:
         parts.append(f"Batched gl (`make_vec(..., vectorization_mode=\"batched\", renderer=\"gl\")`, {b['env']}, "
                      f"{row['n']} envs): {row['batched']['median']:.1f} env steps/s, "
                      f"{row['batched_over_tiny']:.2f}× the same envs on TinyRenderer stepped one by one.")
+    if "render" in report:
+        r = report["render"]
+        ratios = {mode: [row["modes"][mode]["ratio"] for row in r["rows"]] for mode in ("tiny", "gl", "batched")}
+        spans = ", ".join(f"{name} {min(v):.2f}-{max(v):.2f}×" for name, v in
+                          (("tiny", ratios["tiny"]), ("gl", ratios["gl"]), (f"gl batched ({r['num_envs']} envs)",
+                                                                           ratios["batched"])))
+        speedup = [row["batched_over_single"] for row in r["rows"]]
+        parts.append(f"Rendering over physics per env step on the {len(r['rows'])} manipulation tasks' default rigs: "
+                     f"{spans}; {r['num_envs']} batched gl envs {min(speedup):.2f}-{max(speedup):.2f}× a single gl "
+                     "env's steps/s.")
     return "\n\n".join(parts)
 
 
