@@ -87,10 +87,16 @@ def rig_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, CollectReport]]:
-    """Both formats, in this process, keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
+    """Both formats, in this process (no helper is started), keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
     root = tmp_path_factory.mktemp("collected")
-    return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
-            for fmt in SUFFIX}
+
+    def no_helpers(*args: object, **kwargs: object) -> None:
+        raise AssertionError("workers=1 started a helper process: it runs in the collecting process")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Helper, "start", no_helpers)
+        return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
+                for fmt in SUFFIX}
 
 
 # ---- what is kept, and where it comes from ------------------------------------------------------------------
