@@ -84,6 +84,7 @@ GROUPS: dict[str, Group] = {
                          "test_bad_input_is_named_and_touches_nothing",
                          "test_short_names_and_ids_name_the_same_task",
                          "test_videos_for_other_cameras_are_refused_naming_both",
+                         "test_the_files_are_the_ones_dataset_recorder_writes",
                          "test_the_summary_words_the_counts_the_processes_and_what_was_there",
                          "test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed",
                      ))),

@@ -87,10 +87,16 @@ def rig_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, CollectReport]]:
-    """Both formats, in this process, keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
+    """Both formats, in this process (no helper is started), keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
     root = tmp_path_factory.mktemp("collected")
-    return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
-            for fmt in SUFFIX}
+
+    def no_helpers(*args: object, **kwargs: object) -> None:
+        raise AssertionError("workers=1 started a helper process: it runs in the collecting process")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Helper, "start", no_helpers)
+        return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
+                for fmt in SUFFIX}
 
 
 # ---- what is kept, and where it comes from ------------------------------------------------------------------
@@ -384,9 +390,10 @@ def test_existing_datasets_are_refused_untouched_or_replaced(collected: dict[str
 
 
 def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Path, CollectReport]],
-                                                  tmp_path: Path) -> None:
-    """A finished collection resumes to nothing to do; asked for one more episode, it tries seeds 5 (fails) and 6,
-    and equals a collection of four at once."""
+                                                  tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished collection resumes to nothing to do; asked for one more episode, it tries seeds 5 (fails) and 6
+    (its progress bar counting kept episodes from the 3 there), and equals a collection of four at once, which
+    overwrite=True replaces."""
     path, _ = collected["robomimic"]
     before = files_of(path)
     report = run_collect(path, format="robomimic", resume=True)
@@ -395,11 +402,17 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     assert files_of(path) == before
     more = tmp_path / "more.hdf5"
     more.write_bytes(before[""])
-    report = run_collect(more, format="robomimic", episodes=4, resume=True)
+    capsys.readouterr()
+    report = run_collect(more, format="robomimic", episodes=4, resume=True, progress=True)
+    bar = capsys.readouterr().err
     assert (report.episodes_kept, report.episodes_tried, report.successes, report.episodes_run) == (4, 7, 4, 2)
     assert [a["seed"] for a in attrs_of(more)] == [0, 2, 4, 6]
+    assert bar.startswith("\rcollect more.hdf5:  75%") and " 3/4 [" in bar and "| 4/4 [" in bar, bar
+    assert "?episode/s]" in bar and "episode, 4/7 succeeded]" in bar, bar
     run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=4)
     assert_same_bytes(tmp_path / "four.hdf5", more)
+    run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=1, keep="all", overwrite=True)
+    assert attrs_of(tmp_path / "four.hdf5") == [{"seed": 0, "success": True}]
 
 
 RESUMED = {"all": ([0, 1], [0, 1, 2, 3], [True, False, True, False]),
