@@ -290,10 +290,12 @@ class SO101Env(Observed, Controlled, BulletEnv):
         ]
 
 
-WRIST_OFFSET = ((-0.035, 0.0, -0.05), (0.0, 0.9914449, 0.0, 0.1305262))
+WRIST_OFFSET = ((-0.035, 0.0, -0.05), (0.7010574, 0.7010574, 0.092296, 0.092296))
 """The wrist camera in ``gripper_link``'s frame: 5 cm out from the roll joint, 3.5 cm off the jaw's axis on the
 fixed jaw's side (under it when the jaws point down and close across), looking along the jaws (the link's -z)
-tilted 15° towards them, so the jaw tips and what they hold stay in view."""
+tilted 15° towards them, so the jaw tips and what they hold stay in view. Its image is upright as a real SO-101's
+wrist camera shows it: the fixed jaw at the bottom, the moving jaw closing across the image (the turn is 165°
+about the link's y, then 90° about the optical axis: quaternion xyzw)."""
 
 
 class SO101TaskEnv(SO101Env):
