@@ -252,6 +252,25 @@ class SO101Env(Observed, Controlled, BulletEnv):
         targets = [self._motors[(self.robot, j)][1]["targetPositions"] for j in (*ARM_JOINTS, JAW_JOINT)]
         return np.append(np.degrees(targets[:-1]), gripper_percent(targets[-1], *self.jaw_range))
 
+    def lerobot_robot(self) -> dict[str, Any]:
+        """The real robot a LeRobot dataset of this env records as (pixelrig's dataset writer reads it): LeRobot
+        0.6's so101_follower, whose ``robot_type`` is its class's name, "so_follower" (so100_follower and
+        so101_follower share it), its state and action the six ``<motor>.pos`` (:attr:`motor_names`), and the video
+        encoder ``lerobot-record`` uses by default (SVT-AV1, yuv420p, a keyframe every 2 frames, CRF 30,
+        preset 12)."""
+        return {"robot_type": "so_follower", "state_names": list(self.motor_names),
+                "action_names": list(self.motor_names),
+                "video": {"codec": "libsvtav1", "pix_fmt": "yuv420p", "g": 2, "crf": 30, "preset": 12,
+                          "fast_decode": 0, "video_backend": "pyav", "extra_options": {}}}
+
+    def robot_state(self) -> np.ndarray:
+        """The state a real so101_follower reports: :meth:`joint_pos`."""
+        return self.joint_pos()
+
+    def robot_action(self) -> np.ndarray:
+        """The action a real so101_follower would have been sent this step: :meth:`follower_action`."""
+        return self.follower_action()
+
     def ee_pose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The grasp centre's position and linear velocity, and ``gripper_frame_link``'s quaternion xyzw (world)."""
         c = self.client
