@@ -178,6 +178,10 @@ def test_the_default_rig_is_front_and_wrist_at_640x480_and_the_training_rig_the_
         front = {labels.get(int(i)) for i in np.unique(obs["front/label"])}
         wrist = {labels.get(int(i)) for i in np.unique(obs["wrist/label"])}
         assert {"so101", "cube", "table"} <= front and {"so101", "table"} <= wrist, (front, wrist)
+        arm = next(i for i, name in labels.items() if name == "so101")
+        rows, cols = np.nonzero(obs["wrist/label"][..., 0] == arm)
+        # upright, as a real SO-101's wrist camera shows it: the jaw at the bottom, spread across the image
+        assert rows.mean() > 0.6 * 96 and np.ptp(cols) > 2 * np.ptp(rows), (rows.mean(), np.ptp(cols), np.ptp(rows))
     finally:
         env.close()
 

@@ -280,7 +280,8 @@ def _collect(job: CollectJob, path: Path, fmt: str, episodes: int, keep: str, ov
         WorkerEpisodes(job, count, tally.tried, stop)
     run = 0
     try:
-        info = dataclasses.replace(source.info, collected=settings)
+        robot = source.info.robot if fmt == "lerobot" else None  # a real robot's features are LeRobot's
+        info = dataclasses.replace(source.info, collected=settings, robot=robot)
         writer = open_writer(path, fmt, info, overwrite=overwrite, resume=resume)
         try:
             with tqdm(total=episodes, initial=tally.kept, unit="episode", desc=f"collect {path.name}",

@@ -33,6 +33,11 @@ FRAME_CONVENTION = (
     "(reward, terminated, truncated); an episode cut short by reset() or close() ends truncated"
 )
 
+ROBOT_KEYS = ("robot_type", "state_names", "action_names", "video")
+"""What a task's ``lerobot_robot()`` gives (:attr:`DatasetInfo.robot`): LeRobot's ``robot_type``, the names of the
+robot's state and action values (LeRobot's ``<motor>.pos``), and the video encoder LeRobot records with
+(``codec``, ``pix_fmt``, ``g``, ``crf``, ``preset``, ``fast_decode``, ``video_backend``, ``extra_options``)."""
+
 JSON_KEYS = {"cams": "cameras"}
 """Fields of :class:`DatasetInfo` stored under another JSON key (datasets written before the rename still load)."""
 
@@ -63,6 +68,11 @@ class DatasetInfo:
         collected: how :func:`~pixelrig.datasets.collect.collect` made the episodes (``task``, ``expert``, the
             first ``seed``, ``keep``), None for episodes recorded otherwise; each episode's ``seed`` and ``success``
             are its attributes (``episode_attrs(e)``).
+        robot: the real robot whose LeRobot features a LeRobot dataset takes (the task's
+            ``lerobot_robot()``: :data:`ROBOT_KEYS`), or None for pixelrig's own features. With a robot,
+            ``observation.state`` and ``action`` are the robot's state and action in its own units, the features
+            and ``robot_type`` are what LeRobot's recording code writes for it, and pixelrig's columns (the env's
+            own state and action, rewards, flags, depth, snapshots) live under ``pixelrig/``.
     """
 
     env_id: str | None
@@ -80,10 +90,13 @@ class DatasetInfo:
     pixelrig_version: str
     replayed_from: str | None = None
     collected: dict[str, Any] | None = None
+    robot: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict, with the conventions spelled out for people reading the file."""
         out = {JSON_KEYS.get(k, k): v for k, v in dataclasses.asdict(self).items()}
+        if self.robot is None:
+            del out["robot"]  # datasets without one are written as before, byte for byte
         out["cameras"] = list(self.cams)
         out["rgb"], out["depth"] = list(self.rgb), list(self.depth)
         out["state_shape"] = None if self.state_shape is None else list(self.state_shape)
@@ -108,7 +121,7 @@ class DatasetInfo:
                 state_shape=None if data["state_shape"] is None else tuple(data["state_shape"]),
                 action_shape=tuple(data["action_shape"]), action_dtype=data["action_dtype"],
                 pixelrig_version=data["pixelrig_version"], replayed_from=data.get("replayed_from"),
-                collected=data.get("collected"),
+                collected=data.get("collected"), robot=data.get("robot"),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"dataset metadata lacks pixelrig's description ({type(exc).__name__}: {exc}): "
@@ -129,7 +142,7 @@ class DatasetInfo:
     def compatible_with(self, other: DatasetInfo) -> str | None:
         """None when ``other`` describes frames that can join this dataset (resume); else what differs."""
         for field in ("env_id", "env_kwargs", "cams", "fps", "rgb", "depth", "state_shape", "action_shape",
-                      "action_dtype"):
+                      "action_dtype", "robot"):
             mine, theirs = getattr(self, field), getattr(other, field)
             if json.dumps(mine, sort_keys=True, default=list) != json.dumps(theirs, sort_keys=True, default=list):
                 return f"{JSON_KEYS.get(field, field)}: the dataset has {mine!r}, this recorder has {theirs!r}"

@@ -26,6 +26,7 @@ killed mid-episode leaves the finished episodes untouched; ``resume=True`` remov
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -51,6 +52,11 @@ DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
 EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 SNAPSHOTS_PATH = "snapshots/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+OWN_DATA_PATH = "pixelrig/data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+"""With a real robot's features (:attr:`DatasetInfo.robot`): pixelrig's own frame columns, the data file it writes
+without one (the env's own state and action, rewards, flags, depth), beside LeRobot's ``data/``."""
+OWN_SNAPSHOTS_PATH = "pixelrig/snapshots/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+"""With a real robot's features: the snapshots, under ``pixelrig/``."""
 STAGING = ".partial"
 ATTR_PREFIX = "pixelrig/"
 """The prefix of pixelrig's own columns in an episode's ``meta/episodes`` row (``pixelrig/end``, attributes)."""
@@ -96,12 +102,56 @@ def _even(n: int) -> int:
     return n + n % 2
 
 
+CODEC_NAMES = {"libsvtav1": "av1", "libaom-av1": "av1", "libx264": "h264", "h264": "h264", "hevc": "hevc"}
+"""ffmpeg encoders -> the codec's name in a video feature's ``info`` (what LeRobot reads from the stream)."""
+
+
+def video_info(h: int, w: int, fps: int, encoder: dict[str, Any]) -> dict[str, Any]:
+    """A video feature's ``info`` as LeRobot 0.6 writes it for an RGB camera recorded with ``encoder`` (its
+    ``get_video_info``: the stream's size, codec, pixel format, fps and channels, no audio, then the encoder's
+    settings, then ``is_depth_map``)."""
+    out: dict[str, Any] = {"video.height": h, "video.width": w, "video.codec": CODEC_NAMES[encoder["codec"]],
+                           "video.pix_fmt": encoder["pix_fmt"], "video.fps": fps, "video.channels": 3,
+                           "has_audio": False}
+    for key, value in encoder.items():
+        if key != "codec":
+            out.setdefault(f"video.{key}", value)
+    out["is_depth_map"] = False
+    return out
+
+
+def robot_features(info: DatasetInfo) -> dict[str, dict[str, Any]]:
+    """The ``features`` LeRobot's recording code writes for the real robot ``info.robot`` with ``info.rgb``'s
+    cameras: ``action`` and ``observation.state`` named for the robot's motors, one video per camera, LeRobot's
+    default features."""
+    assert info.robot is not None
+    robot = info.robot
+    feats: dict[str, dict[str, Any]] = {
+        "action": {"dtype": "float32", "shape": [len(robot["action_names"])], "names": list(robot["action_names"])},
+        "observation.state": {"dtype": "float32", "shape": [len(robot["state_names"])],
+                              "names": list(robot["state_names"])},
+    }
+    for cam in info.rgb:
+        h, w = (_even(n) for n in info.image_shape(cam))
+        feats[image_key(cam)] = {"dtype": "video", "shape": [h, w, 3], "names": ["height", "width", "channels"],
+                                 "info": video_info(h, w, info.fps, robot["video"])}
+    return {**feats, **DEFAULT_FEATURES}
+
+
+def own_info(info: DatasetInfo) -> DatasetInfo:
+    """``info`` without a real robot: what pixelrig's own columns are (with a robot, its ``pixelrig/data`` files)."""
+    return info if info.robot is None else dataclasses.replace(info, robot=None)
+
+
 def features(info: DatasetInfo) -> dict[str, dict[str, Any]]:
-    """The ``features`` of ``meta/info.json`` for a dataset described by ``info``.
+    """The ``features`` of ``meta/info.json`` for a dataset described by ``info``: a real robot's as LeRobot
+    writes them (:func:`robot_features`) when ``info.robot`` is set, else pixelrig's own.
 
     Videos of odd-sized cameras are padded to even sizes (H.264 yuv420p), with black rows/columns at the
     bottom/right; the video feature's shape is the padded one.
     """
+    if info.robot is not None:
+        return robot_features(info)
     feats: dict[str, dict[str, Any]] = {}
     for cam in info.rgb:
         h, w = info.image_shape(cam)
@@ -255,9 +305,15 @@ def encode_videos(frames: list[Step], info: DatasetInfo) -> dict[str, bytes]:
         DatasetWriteError: ffmpeg could not finish a file.
     """
     with tempfile.TemporaryDirectory(prefix="pixelrig-videos-") as folder:
-        streams = {cam: VideoStream(Path(folder) / f"{image_key(cam)}.mp4", info.fps) for cam in info.rgb}
+        streams = {cam: VideoStream(Path(folder) / f"{image_key(cam)}.mp4", info.fps, _encoder(info))
+                   for cam in info.rgb}
         _each(lambda cam: _encode(streams[cam], [f.obs.rgb[cam] for f in frames]), list(streams))
         return {cam: stream.path.read_bytes() for cam, stream in streams.items()}
+
+
+def _encoder(info: DatasetInfo) -> dict[str, Any] | None:
+    """The video encoder of a real robot's dataset (None: pixelrig's H.264)."""
+    return None if info.robot is None else info.robot["video"]
 
 
 class _Episode:
@@ -270,13 +326,16 @@ class _Episode:
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging.mkdir(parents=True)
         if encoded is None:  # encoded here, frame by frame
-            self.videos = {cam: VideoStream(self.staging / f"{image_key(cam)}.mp4", writer.info.fps)
+            self.videos = {cam: VideoStream(self.staging / f"{image_key(cam)}.mp4", writer.info.fps,
+                                            _encoder(writer.info))
                            for cam in writer.info.rgb}
         else:  # encoded elsewhere (encode_videos): the files are only placed
             self.videos = {}
             for cam in writer.info.rgb:
                 (self.staging / f"{image_key(cam)}.mp4").write_bytes(encoded[cam])
         self.data = pa.parquet.ParquetWriter(self.staging / "data.parquet", writer.schema, compression="zstd")
+        self.own = None if writer.info.robot is None else \
+            pa.parquet.ParquetWriter(self.staging / "own.parquet", writer.own_schema, compression="zstd")
         self.snapshots = pa.parquet.ParquetWriter(self.staging / "snapshots.parquet", _snapshot_schema(),
                                                   compression="zstd")
         self.length = 0
@@ -289,6 +348,8 @@ class _Episode:
     def close_files(self) -> None:
         _each(lambda stream: _encode(stream, []), list(self.videos.values()))
         self.data.close()
+        if self.own is not None:
+            self.own.close()
         self.snapshots.close()
 
 
@@ -310,6 +371,7 @@ class LeRobotWriter:
     def __init__(self, path: Path, info: DatasetInfo, resume: bool = False) -> None:
         self.path, self.info = Path(path), info
         self.schema = _schema(info)
+        self.own_schema = _schema(own_info(info))
         self.features = features(info)
         self._episode: _Episode | None = None
         check_writable_folder(self.path)
@@ -330,8 +392,9 @@ class LeRobotWriter:
         else:
             self.num_episodes, self.stats, self.tasks = 0, None, []
             self.meta = {
-                "codebase_version": CODEBASE_VERSION, "robot_type": None, "total_episodes": 0, "total_frames": 0,
-                "total_tasks": 0, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
+                "codebase_version": CODEBASE_VERSION,
+                "robot_type": None if info.robot is None else info.robot["robot_type"], "total_episodes": 0,
+                "total_frames": 0, "total_tasks": 0, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
                 "video_files_size_in_mb": 200, "fps": info.fps, "splits": {}, "data_path": DATA_PATH,
                 "video_path": VIDEO_PATH if info.rgb else None, "features": self.features,
                 "pixelrig": info.to_json(),
@@ -354,7 +417,7 @@ class LeRobotWriter:
         """Delete what an episode that never finished left (a killed recorder): staging, and files of episodes
         at or past ``total_episodes``."""
         shutil.rmtree(self.path / STAGING, ignore_errors=True)
-        for folder in ("data", "snapshots", "meta/episodes", "videos"):
+        for folder in ("data", "snapshots", "meta/episodes", "videos", "pixelrig"):
             for file in (self.path / folder).rglob("file-*.*") if (self.path / folder).is_dir() else ():
                 try:
                     chunk = int(file.parent.name.removeprefix("chunk-"))
@@ -446,12 +509,14 @@ class LeRobotWriter:
             vectors["index"] = frame_index + int(self.meta["total_frames"])
             vectors["task_index"] = np.full(n, self.tasks.index(self.info.task) if self.info.task in self.tasks
                                             else len(self.tasks), dtype=np.int64)
-            for key, value in vectors.items():
-                field = self.schema.field(key)
-                columns[key] = _fixed(value, field.type.value_type) if pa.types.is_fixed_size_list(field.type) \
-                    else pa.array(value, type=field.type)
-                ep.vectors.setdefault(key, []).append(value)
-            ep.data.write_table(pa.table([columns[f.name] for f in self.schema], schema=self.schema))
+            if self.info.robot is None:
+                self._write_rows(ep.data, self.schema, columns, vectors, ep)
+            else:  # LeRobot's columns with the robot's state and action; pixelrig's own beside them
+                self._write_rows(ep.own, self.own_schema, columns, vectors, None)  # type: ignore[arg-type]
+                robot = {key: vectors[key] for key in DEFAULT_FEATURES}
+                robot["observation.state"] = np.stack([f.obs.robot_state for f in rows]).astype(np.float32)
+                robot["action"] = np.stack([f.robot_action for f in rows]).astype(np.float32)
+                self._write_rows(ep.data, self.schema, {}, robot, ep)
             ep.rows = []
         snaps = ep.snapshot_rows + ([final_snapshot] if final_snapshot is not None else [])
         if snaps:
@@ -461,6 +526,21 @@ class LeRobotWriter:
                               "snapshot": pa.array(snaps, type=pa.binary())}, schema=_snapshot_schema())
             ep.snapshots.write_table(table)
             ep.snapshot_rows = []
+
+    @staticmethod
+    def _write_rows(file: Any, schema: Any, columns: dict[str, Any], vectors: dict[str, np.ndarray],
+                    ep: _Episode | None) -> None:
+        """Write a row group of ``schema``'s columns (``columns`` plus ``vectors`` as Arrow arrays); ``ep`` keeps
+        the vectors for the episode's statistics."""
+        pa = _pa()
+        columns = dict(columns)
+        for key, value in vectors.items():
+            field = schema.field(key)
+            columns[key] = _fixed(value, field.type.value_type) if pa.types.is_fixed_size_list(field.type) \
+                else pa.array(value, type=field.type)
+            if ep is not None:
+                ep.vectors.setdefault(key, []).append(value)
+        file.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
 
     def end_episode(self, final_snapshot: bytes, end: str, attrs: EpisodeAttrs | None = None) -> int:
         """Finish the episode in progress and move it into the dataset (see the module docstring).
@@ -490,7 +570,7 @@ class LeRobotWriter:
         stats: dict[str, dict[str, np.ndarray]] = {}
         for cam in self.info.rgb:
             stats[image_key(cam)] = ep.image_stats[cam].stats()
-        for cam in self.info.depth:
+        for cam in self.info.depth if self.info.robot is None else ():  # depth is a feature of pixelrig's own
             stats[depth_key(cam)] = ep.depth_stats[cam].stats()
         for key, parts in ep.vectors.items():
             values = np.concatenate(parts).astype(np.float64)
@@ -508,9 +588,13 @@ class LeRobotWriter:
             target = root / _place(VIDEO_PATH, e, video_key=image_key(cam))
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(ep.staging / f"{image_key(cam)}.mp4", target)
-        target = root / _place(SNAPSHOTS_PATH, e)
+        target = root / _place(SNAPSHOTS_PATH if self.info.robot is None else OWN_SNAPSHOTS_PATH, e)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(ep.staging / "snapshots.parquet", target)
+        if ep.own is not None:
+            target = root / _place(OWN_DATA_PATH, e)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(ep.staging / "own.parquet", target)
 
         stats = self._episode_stats(ep)
         chunk, file = divmod(e, CHUNKS_SIZE)
@@ -576,6 +660,9 @@ class LeRobotReader:
         self.meta = read_info(self.path)
         self.info = DatasetInfo.from_json(self.meta.get("pixelrig", {}))
         self.num_episodes = int(self.meta["total_episodes"])
+        robot = self.info.robot is not None
+        self._own_data = OWN_DATA_PATH if robot else DATA_PATH
+        self._snapshot_path = OWN_SNAPSHOTS_PATH if robot else SNAPSHOTS_PATH
         self._rows: dict[int, dict[str, Any]] = {}
 
     def _check(self, episode: int) -> None:
@@ -606,9 +693,10 @@ class LeRobotReader:
                 if key.startswith(ATTR_PREFIX) and key != f"{ATTR_PREFIX}end"}
 
     def data_file(self, episode: int) -> Path:
-        """The episode's data parquet file."""
+        """The episode's parquet file of pixelrig's own columns (``data/``'s, or ``pixelrig/data/``'s with a real
+        robot's features)."""
         self._check(episode)
-        return self.path / _place(DATA_PATH, episode)
+        return self.path / _place(self._own_data, episode)
 
     def video_file(self, episode: int, cam: str) -> Path:
         """The episode's video of camera ``cam``."""
@@ -616,7 +704,7 @@ class LeRobotReader:
         return self.path / _place(VIDEO_PATH, episode, video_key=image_key(cam))
 
     def _snapshots(self, episode: int) -> Iterator[bytes]:
-        file = _pa().parquet.ParquetFile(self.path / _place(SNAPSHOTS_PATH, episode))
+        file = _pa().parquet.ParquetFile(self.path / _place(self._snapshot_path, episode))
         for batch in file.iter_batches(batch_size=ROW_GROUP, columns=["snapshot"]):
             yield from batch.column(0).to_pylist()
 
@@ -629,21 +717,34 @@ class LeRobotReader:
             columns.append("observation.state")
         data = _pa().parquet.ParquetFile(self.data_file(episode))
         snaps = self._snapshots(episode)
+        robot = self._robot_columns(episode)
         for batch in data.iter_batches(batch_size=ROW_GROUP, columns=columns):
             cols = batch.to_pydict()
             for i in range(batch.num_rows):
+                robot_state, robot_action = next(robot)
                 yield StoredStep(
                     action=np.asarray(cols["action"][i], dtype=self.info.action_dtype).reshape(self.info.action_shape),
                     reward=float(cols["next.reward"][i]), terminated=bool(cols["next.terminated"][i]),
                     truncated=bool(cols["next.truncated"][i]),
                     state=np.asarray(cols["observation.state"][i], dtype=np.float32) if has_state else None,
-                    snapshot=next(snaps),
+                    snapshot=next(snaps), robot_state=robot_state, robot_action=robot_action,
                 )
+
+    def _robot_columns(self, episode: int) -> Iterator[tuple[np.ndarray | None, np.ndarray | None]]:
+        """The frames' real-robot state and action (LeRobot's ``data/`` columns), or Nones without a robot."""
+        if self.info.robot is None:
+            while True:
+                yield None, None
+        file = _pa().parquet.ParquetFile(self.path / _place(DATA_PATH, episode))
+        for batch in file.iter_batches(batch_size=ROW_GROUP, columns=["observation.state", "action"]):
+            cols = batch.to_pydict()
+            for state, action in zip(cols["observation.state"], cols["action"], strict=True):
+                yield np.asarray(state, np.float32), np.asarray(action, np.float32)
 
     def final_snapshot(self, episode: int) -> bytes:
         """The state after the episode's last action."""
         self._check(episode)
-        file = _pa().parquet.ParquetFile(self.path / _place(SNAPSHOTS_PATH, episode))
+        file = _pa().parquet.ParquetFile(self.path / _place(self._snapshot_path, episode))
         group = file.read_row_group(file.num_row_groups - 1, columns=["snapshot"])  # the last row is the final state
         return group.column(0)[-1].as_py()
 

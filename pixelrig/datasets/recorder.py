@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from pixelrig.datasets.formats import EpisodeWriter, open_writer
-from pixelrig.datasets.info import DatasetInfo
+from pixelrig.datasets.info import ROBOT_KEYS, DatasetInfo
 from pixelrig.datasets.steps import Observation, Step, split_observation
 from pixelrig.datasets.target import check_format
 from pixelrig.envs.base import BulletEnv
@@ -55,6 +55,19 @@ def env_description(inner: gym.Env) -> dict[str, Any]:
         "max_episode_steps": inner.spec.max_episode_steps if inner.spec is not None else None,
         "renderer": base.render_backend.name,
     }
+
+
+def robot_profile(base: gym.Env) -> dict[str, Any] | None:
+    """The real robot whose LeRobot features the env's LeRobot datasets take: its ``lerobot_robot()``
+    (:data:`~pixelrig.datasets.info.ROBOT_KEYS`), or None (pixelrig's own features). Such an env also has
+    ``robot_state()`` (after a reset or step) and ``robot_action()`` (after a step) in the robot's units."""
+    describe = getattr(base, "lerobot_robot", None)
+    if describe is None:
+        return None
+    robot = dict(describe())
+    if sorted(robot) != sorted(ROBOT_KEYS):
+        raise ValueError(f"{type(base).__name__}.lerobot_robot() gives {sorted(robot)}: it must give {ROBOT_KEYS}")
+    return robot
 
 
 def _action_layout(space: spaces.Space) -> tuple[tuple[int, ...], str]:
@@ -148,7 +161,9 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
             rgb=rgb, depth=depth,
             state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),
             action_shape=action_shape, action_dtype=action_dtype, pixelrig_version=__version__,
+            robot=robot_profile(base) if format == "lerobot" else None,
         )
+        self._base = base
         self._fars = {c.name: c.far for c in cameras}
         self.path = Path(path)
         self.writer: EpisodeWriter = writer(self.info) if writer is not None else \
@@ -181,7 +196,11 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return Snapshot(self._identity, state, wrappers).to_bytes()
 
     def _observation(self, obs: Any) -> Observation:
-        return split_observation(obs, self.info, self._fars)
+        kept = split_observation(obs, self.info, self._fars)
+        if self.info.robot is None:
+            return kept
+        robot_state = np.asarray(self._base.robot_state(), dtype=np.float32)  # type: ignore[attr-defined]
+        return dataclasses.replace(kept, robot_state=robot_state)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if self._closed:
@@ -201,7 +220,10 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         stored_action = np.array(action, dtype=self.info.action_dtype).reshape(self.info.action_shape)
         obs, reward, terminated, truncated, info = self.env.step(action)
         nxt = self._observation(obs)
-        frame = Step(self._obs, stored_action, float(reward), bool(terminated), bool(truncated), self._snap, nxt)
+        robot_action = None if self.info.robot is None else \
+            np.asarray(self._base.robot_action(), dtype=np.float32)  # type: ignore[attr-defined]
+        frame = Step(self._obs, stored_action, float(reward), bool(terminated), bool(truncated), self._snap, nxt,
+                     robot_action)
         try:
             if self._held is not None:
                 self.writer.add_frame(self._held)

@@ -294,4 +294,7 @@ def _advice(code: int) -> str:
 
 
 def _frame(stored: StoredStep, obs: Observation, next_obs: Observation) -> Step:
-    return Step(obs, stored.action, stored.reward, stored.terminated, stored.truncated, stored.snapshot, next_obs)
+    if stored.robot_state is not None:  # a dataset with a real robot's features keeps its state and action
+        obs = dataclasses.replace(obs, robot_state=stored.robot_state)
+    return Step(obs, stored.action, stored.reward, stored.terminated, stored.truncated, stored.snapshot, next_obs,
+                stored.robot_action)

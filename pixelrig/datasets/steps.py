@@ -20,17 +20,20 @@ class Observation:
         rgb: camera -> (H, W, 3) uint8.
         depth: camera -> (H, W, 1) uint16 millimetres (:data:`DEPTH_CONVENTION`).
         state: the env's own observation (float32), or None.
+        robot_state: the real robot's state in its units (float32; :attr:`DatasetInfo.robot`), or None.
     """
 
     rgb: dict[str, np.ndarray]
     depth: dict[str, np.ndarray]
     state: np.ndarray | None
+    robot_state: np.ndarray | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One step: the observation the action was taken in, the action, what the step returned, and the snapshot
-    of the state ``obs`` was rendered in. ``next_obs`` is the observation the step returned."""
+    of the state ``obs`` was rendered in. ``next_obs`` is the observation the step returned. ``robot_action``: the
+    action in the real robot's units (:attr:`DatasetInfo.robot`), or None."""
 
     obs: Observation
     action: np.ndarray
@@ -39,6 +42,7 @@ class Step:
     truncated: bool
     snapshot: bytes
     next_obs: Observation
+    robot_action: np.ndarray | None = None
 
 
 def depth_to_mm(depth: np.ndarray, far: float) -> np.ndarray:
@@ -89,6 +93,8 @@ class StoredStep:
     truncated: bool
     state: np.ndarray | None
     snapshot: bytes
+    robot_state: np.ndarray | None = None
+    robot_action: np.ndarray | None = None
 
 
 EpisodeAttrs = Mapping[str, bool | int | float | str]

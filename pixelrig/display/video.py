@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +29,17 @@ class VideoStream:
     Args:
         path: output file; its extension (.mp4 or .gif) picks the format.
         fps: frames per second.
+        encoder: an mp4's encoder instead of H.264: ``codec`` (an ffmpeg encoder: "libsvtav1"), ``pix_fmt``
+            and ffmpeg's ``-g``, ``-crf`` and ``-preset`` when given (None: left out), as LeRobot's
+            ``VideoEncoderConfig`` names them.
 
     The first frame fixes the size; later frames must have it. The file is complete after :meth:`close`, which
     also runs when the object is garbage-collected or the interpreter exits.
     """
 
-    def __init__(self, path: str | Path, fps: float) -> None:
+    def __init__(self, path: str | Path, fps: float, encoder: Mapping[str, Any] | None = None) -> None:
         self.path = Path(path)
+        self.encoder = None if encoder is None else dict(encoder)
         fmt = self.path.suffix.lower().lstrip(".")
         if fmt not in FORMATS:
             raise ValueError(f"video file {str(path)!r}: extension must be one of {FORMATS}")
@@ -61,7 +65,13 @@ class VideoStream:
     def _open(self, shape: tuple[int, ...]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         h, w = shape[:2]
-        if self.format == "mp4":
+        if self.format == "mp4" and self.encoder is not None:
+            e = self.encoder
+            params = [arg for key in ("g", "crf", "preset") if e.get(key) is not None
+                      for arg in (f"-{key}", str(e[key]))]
+            kwargs = {"codec": e["codec"], "pix_fmt_out": e.get("pix_fmt", "yuv420p"), "quality": None,
+                      "output_params": params}
+        elif self.format == "mp4":
             kwargs = {"codec": "libx264", "pix_fmt_out": "yuv420p", "quality": 8}
         else:
             kwargs = {"codec": "gif", "pix_fmt_out": "rgb8"}

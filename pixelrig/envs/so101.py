@@ -252,6 +252,25 @@ class SO101Env(Observed, Controlled, BulletEnv):
         targets = [self._motors[(self.robot, j)][1]["targetPositions"] for j in (*ARM_JOINTS, JAW_JOINT)]
         return np.append(np.degrees(targets[:-1]), gripper_percent(targets[-1], *self.jaw_range))
 
+    def lerobot_robot(self) -> dict[str, Any]:
+        """The real robot a LeRobot dataset of this env records as (pixelrig's dataset writer reads it): LeRobot
+        0.6's so101_follower, whose ``robot_type`` is its class's name, "so_follower" (so100_follower and
+        so101_follower share it), its state and action the six ``<motor>.pos`` (:attr:`motor_names`), and the video
+        encoder ``lerobot-record`` uses by default (SVT-AV1, yuv420p, a keyframe every 2 frames, CRF 30,
+        preset 12)."""
+        return {"robot_type": "so_follower", "state_names": list(self.motor_names),
+                "action_names": list(self.motor_names),
+                "video": {"codec": "libsvtav1", "pix_fmt": "yuv420p", "g": 2, "crf": 30, "preset": 12,
+                          "fast_decode": 0, "video_backend": "pyav", "extra_options": {}}}
+
+    def robot_state(self) -> np.ndarray:
+        """The state a real so101_follower reports: :meth:`joint_pos`."""
+        return self.joint_pos()
+
+    def robot_action(self) -> np.ndarray:
+        """The action a real so101_follower would have been sent this step: :meth:`follower_action`."""
+        return self.follower_action()
+
     def ee_pose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The grasp centre's position and linear velocity, and ``gripper_frame_link``'s quaternion xyzw (world)."""
         c = self.client
@@ -290,10 +309,12 @@ class SO101Env(Observed, Controlled, BulletEnv):
         ]
 
 
-WRIST_OFFSET = ((-0.035, 0.0, -0.05), (0.0, 0.9914449, 0.0, 0.1305262))
+WRIST_OFFSET = ((-0.035, 0.0, -0.05), (0.7010574, 0.7010574, 0.092296, 0.092296))
 """The wrist camera in ``gripper_link``'s frame: 5 cm out from the roll joint, 3.5 cm off the jaw's axis on the
 fixed jaw's side (under it when the jaws point down and close across), looking along the jaws (the link's -z)
-tilted 15° towards them, so the jaw tips and what they hold stay in view."""
+tilted 15° towards them, so the jaw tips and what they hold stay in view. Its image is upright as a real SO-101's
+wrist camera shows it: the fixed jaw at the bottom, the moving jaw closing across the image (the turn is 165°
+about the link's y, then 90° about the optical axis: quaternion xyzw)."""
 
 
 class SO101TaskEnv(SO101Env):
