@@ -10,11 +10,12 @@ import re
 import gymnasium as gym
 import numpy as np
 import pybullet as p
+import pybullet_data
 import pytest
 
 import pixelrig
 from pixelrig import RobotEnv, restore, snapshot
-from pixelrig.control.gripper import gripper_positions
+from pixelrig.control.gripper import couple_gripper, gripper_names, gripper_positions
 from pixelrig.control.registry import JointConfig
 from pixelrig.control.rotations import (
     quat_multiply,
@@ -424,6 +425,56 @@ def test_gripper_terms_read_its_opening_and_its_contacts() -> None:
         assert obs[layout["gripper_contact:cube.urdf"]] == 1.0 and env.body_pose("cube.urdf")[0][2] > 0.1
     finally:
         env.close()
+
+
+def test_coupled_gripper_joints_hold_the_same_fraction_of_their_ranges() -> None:
+    """couple_gripper on ranges of different lengths whose lower ends are off 0 (the Panda's fingers, given made-up
+    ranges): the constraint is the documented gear (ratio -range_0 / range_1, offset lower_0 - lower_1 * range_0 /
+    range_1, erp 0.1, max_force), and the second finger, its motor off, follows the first at its fraction as the
+    first is driven. Lengths that differ are refused before any constraint is made."""
+    c = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        robot = p.loadURDF("franka_panda/panda.urdf", useFixedBase=True, physicsClientId=c)
+        with pytest.raises(ValueError):
+            couple_gripper(c, robot, [9, 10], [0.0], [0.04, 0.04], 25.0)
+        assert p.getNumConstraints(physicsClientId=c) == 0
+        lower, upper = [0.004, 0.01], [0.036, 0.026]  # ranges 0.032 and 0.016
+        ids = couple_gripper(c, robot, [9, 10], lower, upper, 25.0)
+        assert ids == [p.getConstraintUniqueId(0, physicsClientId=c)] and p.getNumConstraints(physicsClientId=c) == 1
+        info = p.getConstraintInfo(ids[0], physicsClientId=c)
+        assert info[1] == 9 and info[3] == 10 and info[4] == p.JOINT_GEAR
+        np.testing.assert_allclose(info[10:15], (25.0, -2.0, 0, 0.004 - 0.01 * 2.0, 0.1), rtol=1e-12)
+        p.setJointMotorControl2(robot, 10, p.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+        for frac in (0.9, 0.2, 0.6):
+            p.setJointMotorControl2(robot, 9, p.POSITION_CONTROL, targetPosition=lower[0] + frac * 0.032, force=20.0,
+                                    physicsClientId=c)
+            for _ in range(240):
+                p.stepSimulation(physicsClientId=c)
+            q = [p.getJointState(robot, j, physicsClientId=c)[0] for j in (9, 10)]
+            np.testing.assert_allclose([(q[i] - lower[i]) / (upper[i] - lower[i]) for i in (0, 1)], frac, atol=0.02)
+    finally:
+        p.disconnect(c)
+
+
+@pytest.mark.parametrize("gripper,message", [
+    ("robotiq", "gripper='robotiq' is not a known gripper (['panda']); pass its joint names, e.g. "
+     "gripper=('finger_joint_a', 'finger_joint_b')"),
+    (42, "gripper=42 must be a preset name (['panda']) or distinct joint names (strings)"),
+    ((), "gripper=() must be a preset name (['panda']) or distinct joint names (strings)"),
+    (("finger_a", 3), "gripper=('finger_a', 3) must be a preset name (['panda']) or distinct joint names (strings)"),
+    (("finger_a", "finger_a"),
+     "gripper=('finger_a', 'finger_a') must be a preset name (['panda']) or distinct joint names (strings)"),
+], ids=["unknown-preset", "not-a-sequence", "empty", "not-strings", "repeated"])
+def test_gripper_names_refuse_what_is_not_a_preset_or_distinct_joint_names(gripper, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        gripper_names(gripper)
+
+
+def test_gripper_names_take_none_a_preset_or_joint_names() -> None:
+    assert gripper_names(None) == ()
+    assert gripper_names("panda") == ("panda_finger_joint1", "panda_finger_joint2")
+    assert gripper_names(["finger_a", "finger_b"]) == ("finger_a", "finger_b")
 
 
 def grasp(env: gym.Env) -> list[np.ndarray]:
