@@ -27,6 +27,7 @@ from pixelrig.control.task_space import (
     EE_CONTROLS,
     LINK_FRAME,
     TaskSpaceConfig,
+    chain_to,
     default_ee_link,
     dls_step,
     hold_near,
@@ -104,6 +105,13 @@ def test_panda_without_a_gripper_ends_at_the_hand_and_holds_its_fingers() -> Non
         np.testing.assert_allclose(obs[7:9], [0.02, 0.03], atol=1e-4)
     finally:
         env.close()
+
+
+def test_chain_to_is_the_path_from_the_base() -> None:
+    # base -> 0 -> 1 -> {2, 3}; 3 -> 4: the joints to link 4, base first; the base's own path is empty
+    assert chain_to([-1, 0, 1, 1, 3], 4) == [0, 1, 3, 4]
+    assert chain_to([-1, 0, 1, 1, 3], 2) == [0, 1, 2]
+    assert chain_to([-1, 0, 1, 1, 3], -1) == []
 
 
 def test_default_ee_link_of_made_up_trees() -> None:
@@ -680,6 +688,61 @@ def test_bad_controller_configs_are_refused_by_name(make, message: str) -> None:
     """A controller's configuration checks itself where it is made: the message names the bad field and value."""
     with pytest.raises(ValueError, match=re.escape(message)):
         make()
+
+
+NUMBER = "must be a finite number > 0"
+GAIN = "must be a number in [0, 1] (0: no pull to the rest pose)"
+CORNERS = "must be (low, high), two corners (x, y, z) in metres"
+THREE = "must be (low, high), two corners of 3 finite numbers (m)"
+CONFIG_MESSAGES = [  # each check of TaskSpaceConfig and its whole message
+    ({"control": "position"}, "task-space control must be one of ('ee_delta_pos', 'ee_delta_pose', 'ee_pose'): got "
+     "'position'"),
+    ({"ee_frame": "tool"}, "ee_frame must be one of ('world', 'ee'): got 'tool'"),
+    ({"control": "ee_pose", "ee_frame": "ee"}, "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an "
+     "absolute pose in the world frame: leave ee_frame out"),
+    ({"max_delta_pos": True}, f"max_delta_pos=True {NUMBER}"),
+    ({"max_delta_pos": 0}, f"max_delta_pos=0 {NUMBER}"),
+    ({"max_delta_rot": "0.1"}, f"max_delta_rot='0.1' {NUMBER}"),
+    ({"max_delta_rot": -0.5}, f"max_delta_rot=-0.5 {NUMBER}"),
+    ({"ik_damping": float("nan")}, f"ik_damping=nan {NUMBER}"),
+    ({"ik_damping": 0.0}, f"ik_damping=0.0 {NUMBER}"),
+    ({"target_lead": float("inf")}, f"target_lead=inf {NUMBER}"),
+    ({"target_lead": -1}, f"target_lead=-1 {NUMBER}"),
+    ({"nullspace_gain": True}, f"nullspace_gain=True {GAIN}"),
+    ({"nullspace_gain": "0.1"}, f"nullspace_gain='0.1' {GAIN}"),
+    ({"nullspace_gain": -0.01}, f"nullspace_gain=-0.01 {GAIN}"),
+    ({"nullspace_gain": 1.01}, f"nullspace_gain=1.01 {GAIN}"),
+    ({"ee_link": 3}, "ee_link=3 must be a link name (a string)"),
+    ({"workspace": 5}, f"workspace=5 {CORNERS}"),
+    ({"workspace": ((0, 0, 0), ("a", 0, 0))}, f"workspace=((0, 0, 0), ('a', 0, 0)) {CORNERS}"),
+    ({"workspace": ((0, 0, 0), (1, 1, 1), (2, 2, 2))}, f"workspace=((0, 0, 0), (1, 1, 1), (2, 2, 2)) {CORNERS}"),
+    ({"workspace": ((0, 0), (1, 1, 1))}, f"workspace=((0, 0), (1, 1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 1))}, f"workspace=((0, 0, 0), (1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 1, np.inf))}, f"workspace=((0, 0, 0), (1, 1, inf)) {THREE}"),
+    ({"workspace": ((np.nan, 0, 0), (1, 1, 1))}, f"workspace=((nan, 0, 0), (1, 1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 0, 1))}, "workspace=((0, 0, 0), (1, 0, 1)) needs low < high on every axis"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", CONFIG_MESSAGES, ids=[m[:48] for _, m in CONFIG_MESSAGES])
+def test_each_controller_setting_is_checked_with_its_whole_message(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        TaskSpaceConfig(**{"control": "ee_delta_pose", **kwargs})
+
+
+def test_controller_settings_are_kept_as_floats() -> None:
+    """Numbers given as ints (the boundaries included: a gain of 0 or 1) are kept as floats, the workspace as two
+    tuples of floats; the frames each mode takes are accepted."""
+    for gain in (0, 1):
+        c = TaskSpaceConfig("ee_delta_pos", max_delta_pos=1, max_delta_rot=2, ik_damping=3, target_lead=4,
+                            nullspace_gain=gain, workspace=([0, 0, 0], np.array([1, 2, 3])))
+        values = (c.max_delta_pos, c.max_delta_rot, c.ik_damping, c.target_lead, c.nullspace_gain)
+        assert values == (1.0, 2.0, 3.0, 4.0, gain) and all(type(v) is float for v in values)
+        assert c.workspace == ((0.0, 0.0, 0.0), (1.0, 2.0, 3.0))
+        assert all(type(v) is float for corner in c.workspace for v in corner)
+        assert type(c.workspace) is tuple and all(type(corner) is tuple for corner in c.workspace)
+    assert TaskSpaceConfig("ee_pose", ee_frame="world").ee_frame == "world"  # ee_pose takes the world frame
+    assert TaskSpaceConfig("ee_delta_pose", ee_frame="ee").ee_frame == "ee"
 
 
 @pytest.mark.parametrize("kwargs,message", BAD, ids=[b[1][:40] for b in BAD])
