@@ -448,6 +448,20 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_envs_looks_draws.py::test_streams_are_independent_per_kind_body_and_distractor",),
            edits=(Edit("pixelrig/envs/looks.py", "u = np.random.default_rng([seed, _STREAM_LIGHT]).random(9)",
                        "u = np.random.default_rng([seed, _STREAM_LIGHT, spec.distractors]).random(9)"),)),
+    Mutant("gripper-offset-sign", "the gear that couples the gripper's joints aims at lower_0 + lower_i * ratio, not "
+           "lower_0 - lower_i * ratio (the same for the Panda, whose fingers both close at 0)",
+           ("tests/test_envs_control.py::test_coupled_gripper_joints_hold_the_same_fraction_of_their_ranges",),
+           edits=(Edit("pixelrig/control/gripper.py", "relativePositionTarget=lower[0] - lo * scale",
+                       "relativePositionTarget=lower[0] + lo * scale"),)),
+    Mutant("ee-quat-not-renormalised", "a delta mode's turned target quaternion is multiplied by its length instead "
+           "of divided: rounding compounds over the steps",
+           ("tests/test_control_step_properties.py::test_many_small_turns_keep_the_target_quaternion_unit",),
+           edits=(Edit("pixelrig/control/task_space.py", "turned / np.linalg.norm(turned)",
+                       "turned * np.linalg.norm(turned)"),)),
+    Mutant("workspace-flat-axis", "a workspace with low == high on an axis is accepted",
+           ("tests/test_envs_control.py::test_each_controller_setting_is_checked_with_its_whole_message",),
+           edits=(Edit("pixelrig/control/task_space.py", "if not np.all(low < high):",
+                       "if not np.all(low <= high):"),)),
 )
 
 

@@ -91,6 +91,16 @@ GROUPS: dict[str, Group] = {
 }
 """Every group by name."""
 
+_GEAR_AXIS = ("a gear constraint's joint axis is unused: pybullet's btMultiBodyGearConstraint reads the two joints' "
+              "positions only (checked: the Panda's coupled fingers driven for 1 s, bit-identical with None, (2, 0, "
+              "0), (1, 1, 0), (1, 0, 1))")
+_GEAR_PIVOT = ("a gear constraint's pivots are unused: pybullet's btMultiBodyGearConstraint reads the two joints' "
+               "positions only (checked: the Panda's coupled fingers driven for 1 s, bit-identical with None and each "
+               "unit vector, parent and child)")
+_GRIPPER_DTYPE = ("the other limit array is float64, and numpy promotes an integer or float32 array against it "
+                  "exactly: the same targets (lower + frac * (upper - lower)) and the same tolist() values for the "
+                  "coupling")
+
 EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.autoreset.x_autoreset_enum__mutmut_1":
         "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
@@ -314,6 +324,22 @@ EQUIVALENT: dict[str, str] = {
         "sets to 0",
     "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
         "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_26": _GEAR_AXIS,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_27": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_28": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_40": _GEAR_AXIS,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_41": _GEAR_AXIS,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_42": _GEAR_AXIS,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_43": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_44": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_45": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_46": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_47": _GEAR_PIVOT,
+    "pixelrig.control.gripper.x_couple_gripper__mutmut_48": _GEAR_PIVOT,
+    "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_5": _GRIPPER_DTYPE,
+    "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_7": _GRIPPER_DTYPE,
+    "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_9": _GRIPPER_DTYPE,
+    "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_11": _GRIPPER_DTYPE,
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -6,12 +6,22 @@ joint limits: a joint pushed past its limit is held there and the others take up
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pixelrig.control.gripper import gripper_positions
-from pixelrig.control.task_space import capped, dls_step, joint_step
+from pixelrig.control.rotations import quat_conjugate, quat_multiply, quat_to_matrix, quat_to_rotvec, rotvec_to_quat
+from pixelrig.control.task_space import (
+    MIN_QUAT_NORM,
+    capped,
+    delta_target,
+    dls_step,
+    hold_near,
+    joint_step,
+    pose_target,
+)
 
 FINITE = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False)
 
@@ -124,3 +134,63 @@ def test_gripper_commands_are_the_same_fraction_of_every_joints_range(command: f
     frac = (min(max(command, -1.0), 1.0) + 1.0) / 2.0
     np.testing.assert_allclose(out, lower + frac * (upper - lower), atol=1e-15)
     np.testing.assert_allclose((out - lower) / (upper - lower), frac, atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, 7, elements=st.floats(-1.0, 1.0)), arrays(np.float64, 3, elements=FINITE),
+       arrays(np.float64, 4, elements=st.floats(-1.0, 1.0)))
+def test_pose_target_normalises_the_quaternion_or_keeps_the_targets(target, pos, quat) -> None:
+    """ee_pose's action as a target: the position as given, the quaternion divided by its length (every component
+    counts), or, shorter than MIN_QUAT_NORM, the target's orientation."""
+    out = pose_target(target, np.concatenate([pos, quat]))
+    assert np.array_equal(out[:3], pos)
+    norm = np.sqrt(np.sum(quat * quat))
+    if norm >= MIN_QUAT_NORM:
+        np.testing.assert_allclose(out[3:], quat / norm, rtol=1e-12, atol=1e-15)
+    else:
+        assert np.array_equal(out[3:], target[3:])
+
+
+def test_pose_target_takes_a_quaternion_of_exactly_the_shortest_length() -> None:
+    target = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    pose = np.array([0.1, 0.2, 0.3, 0.0, 0.0, 0.0, MIN_QUAT_NORM])
+    np.testing.assert_array_equal(pose_target(target, pose), [0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(pose_target(target, pose * [1, 1, 1, 0, 0, 0, 0.5]), [0.1, 0.2, 0.3, 1, 0, 0, 0])
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.float64, 3, elements=st.floats(-0.05, 0.05)), st.sampled_from(["world", "ee"]))
+def test_many_small_turns_keep_the_target_quaternion_unit(drot: np.ndarray, frame: str) -> None:
+    """A delta mode turns the target every step: renormalised each time, 300 turns leave it a unit quaternion (an
+    error in the renormalisation would compound step over step) and equal one turn by the sum, about a fixed axis."""
+    assume(np.linalg.norm(drot) > 1e-3)
+    target = np.concatenate([[0.3, -0.1, 0.5], rotvec_to_quat([0.4, -0.2, 0.1])])
+    start = target.copy()
+    for _ in range(300):
+        target = delta_target(target, np.zeros(3), drot, frame)
+        assert abs(np.linalg.norm(target[3:]) - 1.0) < 1e-12
+    np.testing.assert_array_equal(target[:3], start[:3])
+    once = delta_target(start, np.zeros(3), 300 * drot, frame)
+    np.testing.assert_allclose(quat_to_matrix(target[3:]), quat_to_matrix(once[3:]), atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, 3, elements=FINITE), arrays(np.float64, 3, elements=FINITE),
+       arrays(np.float64, 3, elements=st.floats(-3.0, 3.0)), arrays(np.float64, 3, elements=st.floats(-3.0, 3.0)),
+       st.floats(0.01, 1.0), st.floats(0.01, 1.0))
+def test_hold_near_keeps_the_target_within_its_lead_of_the_measured_pose(target_pos, pos, turn, tilt, lead_pos,
+                                                                         lead_rot) -> None:
+    quat = rotvec_to_quat(tilt)
+    target = np.concatenate([target_pos, quat_multiply(rotvec_to_quat(turn), quat)])
+    out = hold_near(target, pos, quat, lead_pos, lead_rot)
+    dist = np.linalg.norm(target_pos - pos)
+    if dist > lead_pos:  # pulled back along the straight line to lead_pos from the measured position
+        np.testing.assert_allclose(out[:3], pos + (target_pos - pos) * lead_pos / dist, atol=1e-12)
+    else:
+        assert np.array_equal(out[:3], target_pos)
+    angle = np.linalg.norm(quat_to_rotvec(quat_multiply(target[3:], quat_conjugate(quat))))
+    left = quat_to_rotvec(quat_multiply(out[3:], quat_conjugate(quat)))
+    if angle > lead_rot:  # turned back along the shortest rotation to lead_rot from the measured orientation
+        assert np.linalg.norm(left) == pytest.approx(lead_rot, abs=1e-9)
+    else:
+        assert np.array_equal(out[3:], target[3:])

@@ -10,11 +10,12 @@ import re
 import gymnasium as gym
 import numpy as np
 import pybullet as p
+import pybullet_data
 import pytest
 
 import pixelrig
 from pixelrig import RobotEnv, restore, snapshot
-from pixelrig.control.gripper import gripper_positions
+from pixelrig.control.gripper import couple_gripper, gripper_names, gripper_positions
 from pixelrig.control.registry import JointConfig
 from pixelrig.control.rotations import (
     quat_multiply,
@@ -26,6 +27,7 @@ from pixelrig.control.task_space import (
     EE_CONTROLS,
     LINK_FRAME,
     TaskSpaceConfig,
+    chain_to,
     default_ee_link,
     dls_step,
     hold_near,
@@ -103,6 +105,13 @@ def test_panda_without_a_gripper_ends_at_the_hand_and_holds_its_fingers() -> Non
         np.testing.assert_allclose(obs[7:9], [0.02, 0.03], atol=1e-4)
     finally:
         env.close()
+
+
+def test_chain_to_is_the_path_from_the_base() -> None:
+    # base -> 0 -> 1 -> {2, 3}; 3 -> 4: the joints to link 4, base first; the base's own path is empty
+    assert chain_to([-1, 0, 1, 1, 3], 4) == [0, 1, 3, 4]
+    assert chain_to([-1, 0, 1, 1, 3], 2) == [0, 1, 2]
+    assert chain_to([-1, 0, 1, 1, 3], -1) == []
 
 
 def test_default_ee_link_of_made_up_trees() -> None:
@@ -426,6 +435,56 @@ def test_gripper_terms_read_its_opening_and_its_contacts() -> None:
         env.close()
 
 
+def test_coupled_gripper_joints_hold_the_same_fraction_of_their_ranges() -> None:
+    """couple_gripper on ranges of different lengths whose lower ends are off 0 (the Panda's fingers, given made-up
+    ranges): the constraint is the documented gear (ratio -range_0 / range_1, offset lower_0 - lower_1 * range_0 /
+    range_1, erp 0.1, max_force), and the second finger, its motor off, follows the first at its fraction as the
+    first is driven. Lengths that differ are refused before any constraint is made."""
+    c = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        robot = p.loadURDF("franka_panda/panda.urdf", useFixedBase=True, physicsClientId=c)
+        with pytest.raises(ValueError):
+            couple_gripper(c, robot, [9, 10], [0.0], [0.04, 0.04], 25.0)
+        assert p.getNumConstraints(physicsClientId=c) == 0
+        lower, upper = [0.004, 0.01], [0.036, 0.026]  # ranges 0.032 and 0.016
+        ids = couple_gripper(c, robot, [9, 10], lower, upper, 25.0)
+        assert ids == [p.getConstraintUniqueId(0, physicsClientId=c)] and p.getNumConstraints(physicsClientId=c) == 1
+        info = p.getConstraintInfo(ids[0], physicsClientId=c)
+        assert info[1] == 9 and info[3] == 10 and info[4] == p.JOINT_GEAR
+        np.testing.assert_allclose(info[10:15], (25.0, -2.0, 0, 0.004 - 0.01 * 2.0, 0.1), rtol=1e-12)
+        p.setJointMotorControl2(robot, 10, p.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+        for frac in (0.9, 0.2, 0.6):
+            p.setJointMotorControl2(robot, 9, p.POSITION_CONTROL, targetPosition=lower[0] + frac * 0.032, force=20.0,
+                                    physicsClientId=c)
+            for _ in range(240):
+                p.stepSimulation(physicsClientId=c)
+            q = [p.getJointState(robot, j, physicsClientId=c)[0] for j in (9, 10)]
+            np.testing.assert_allclose([(q[i] - lower[i]) / (upper[i] - lower[i]) for i in (0, 1)], frac, atol=0.02)
+    finally:
+        p.disconnect(c)
+
+
+@pytest.mark.parametrize("gripper,message", [
+    ("robotiq", "gripper='robotiq' is not a known gripper (['panda']); pass its joint names, e.g. "
+     "gripper=('finger_joint_a', 'finger_joint_b')"),
+    (42, "gripper=42 must be a preset name (['panda']) or distinct joint names (strings)"),
+    ((), "gripper=() must be a preset name (['panda']) or distinct joint names (strings)"),
+    (("finger_a", 3), "gripper=('finger_a', 3) must be a preset name (['panda']) or distinct joint names (strings)"),
+    (("finger_a", "finger_a"),
+     "gripper=('finger_a', 'finger_a') must be a preset name (['panda']) or distinct joint names (strings)"),
+], ids=["unknown-preset", "not-a-sequence", "empty", "not-strings", "repeated"])
+def test_gripper_names_refuse_what_is_not_a_preset_or_distinct_joint_names(gripper, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        gripper_names(gripper)
+
+
+def test_gripper_names_take_none_a_preset_or_joint_names() -> None:
+    assert gripper_names(None) == ()
+    assert gripper_names("panda") == ("panda_finger_joint1", "panda_finger_joint2")
+    assert gripper_names(["finger_a", "finger_b"]) == ("finger_a", "finger_b")
+
+
 def grasp(env: gym.Env) -> list[np.ndarray]:
     """Drive a PandaPush env (ee_delta_pos, gripper) to grasp its cube and lift it 10 cm; returns the actions."""
     base = env.unwrapped
@@ -629,6 +688,61 @@ def test_bad_controller_configs_are_refused_by_name(make, message: str) -> None:
     """A controller's configuration checks itself where it is made: the message names the bad field and value."""
     with pytest.raises(ValueError, match=re.escape(message)):
         make()
+
+
+NUMBER = "must be a finite number > 0"
+GAIN = "must be a number in [0, 1] (0: no pull to the rest pose)"
+CORNERS = "must be (low, high), two corners (x, y, z) in metres"
+THREE = "must be (low, high), two corners of 3 finite numbers (m)"
+CONFIG_MESSAGES = [  # each check of TaskSpaceConfig and its whole message
+    ({"control": "position"}, "task-space control must be one of ('ee_delta_pos', 'ee_delta_pose', 'ee_pose'): got "
+     "'position'"),
+    ({"ee_frame": "tool"}, "ee_frame must be one of ('world', 'ee'): got 'tool'"),
+    ({"control": "ee_pose", "ee_frame": "ee"}, "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an "
+     "absolute pose in the world frame: leave ee_frame out"),
+    ({"max_delta_pos": True}, f"max_delta_pos=True {NUMBER}"),
+    ({"max_delta_pos": 0}, f"max_delta_pos=0 {NUMBER}"),
+    ({"max_delta_rot": "0.1"}, f"max_delta_rot='0.1' {NUMBER}"),
+    ({"max_delta_rot": -0.5}, f"max_delta_rot=-0.5 {NUMBER}"),
+    ({"ik_damping": float("nan")}, f"ik_damping=nan {NUMBER}"),
+    ({"ik_damping": 0.0}, f"ik_damping=0.0 {NUMBER}"),
+    ({"target_lead": float("inf")}, f"target_lead=inf {NUMBER}"),
+    ({"target_lead": -1}, f"target_lead=-1 {NUMBER}"),
+    ({"nullspace_gain": True}, f"nullspace_gain=True {GAIN}"),
+    ({"nullspace_gain": "0.1"}, f"nullspace_gain='0.1' {GAIN}"),
+    ({"nullspace_gain": -0.01}, f"nullspace_gain=-0.01 {GAIN}"),
+    ({"nullspace_gain": 1.01}, f"nullspace_gain=1.01 {GAIN}"),
+    ({"ee_link": 3}, "ee_link=3 must be a link name (a string)"),
+    ({"workspace": 5}, f"workspace=5 {CORNERS}"),
+    ({"workspace": ((0, 0, 0), ("a", 0, 0))}, f"workspace=((0, 0, 0), ('a', 0, 0)) {CORNERS}"),
+    ({"workspace": ((0, 0, 0), (1, 1, 1), (2, 2, 2))}, f"workspace=((0, 0, 0), (1, 1, 1), (2, 2, 2)) {CORNERS}"),
+    ({"workspace": ((0, 0), (1, 1, 1))}, f"workspace=((0, 0), (1, 1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 1))}, f"workspace=((0, 0, 0), (1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 1, np.inf))}, f"workspace=((0, 0, 0), (1, 1, inf)) {THREE}"),
+    ({"workspace": ((np.nan, 0, 0), (1, 1, 1))}, f"workspace=((nan, 0, 0), (1, 1, 1)) {THREE}"),
+    ({"workspace": ((0, 0, 0), (1, 0, 1))}, "workspace=((0, 0, 0), (1, 0, 1)) needs low < high on every axis"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", CONFIG_MESSAGES, ids=[m[:48] for _, m in CONFIG_MESSAGES])
+def test_each_controller_setting_is_checked_with_its_whole_message(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        TaskSpaceConfig(**{"control": "ee_delta_pose", **kwargs})
+
+
+def test_controller_settings_are_kept_as_floats() -> None:
+    """Numbers given as ints (the boundaries included: a gain of 0 or 1) are kept as floats, the workspace as two
+    tuples of floats; the frames each mode takes are accepted."""
+    for gain in (0, 1):
+        c = TaskSpaceConfig("ee_delta_pos", max_delta_pos=1, max_delta_rot=2, ik_damping=3, target_lead=4,
+                            nullspace_gain=gain, workspace=([0, 0, 0], np.array([1, 2, 3])))
+        values = (c.max_delta_pos, c.max_delta_rot, c.ik_damping, c.target_lead, c.nullspace_gain)
+        assert values == (1.0, 2.0, 3.0, 4.0, gain) and all(type(v) is float for v in values)
+        assert c.workspace == ((0.0, 0.0, 0.0), (1.0, 2.0, 3.0))
+        assert all(type(v) is float for corner in c.workspace for v in corner)
+        assert type(c.workspace) is tuple and all(type(corner) is tuple for corner in c.workspace)
+    assert TaskSpaceConfig("ee_pose", ee_frame="world").ee_frame == "world"  # ee_pose takes the world frame
+    assert TaskSpaceConfig("ee_delta_pose", ee_frame="ee").ee_frame == "ee"
 
 
 @pytest.mark.parametrize("kwargs,message", BAD, ids=[b[1][:40] for b in BAD])
