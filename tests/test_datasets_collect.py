@@ -396,7 +396,9 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     overwrite=True replaces."""
     path, _ = collected["robomimic"]
     before = files_of(path)
+    capsys.readouterr()
     report = run_collect(path, format="robomimic", resume=True)
+    assert capsys.readouterr().err == ""  # progress=False: no bar
     assert (report.episodes_kept, report.episodes_tried, report.successes, report.episodes_run, report.workers) == \
         (3, 5, 3, 0, 0)
     assert files_of(path) == before
@@ -409,6 +411,9 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     assert [a["seed"] for a in attrs_of(more)] == [0, 2, 4, 6]
     assert bar.startswith("\rcollect more.hdf5:  75%") and " 3/4 [" in bar and "| 4/4 [" in bar, bar
     assert "?episode/s]" in bar and "episode, 4/7 succeeded]" in bar, bar
+    # a failed attempt redraws the bar with the successes so far; a kept one is drawn once, by its count's update
+    assert re.search(r"3/4 \[[^\]]*, 3/6 succeeded\]", bar), bar
+    assert not re.search(r"3/4 \[[^\]]*, 4/7 succeeded\]", bar), bar
     run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=4)
     assert_same_bytes(tmp_path / "four.hdf5", more)
     run_collect(tmp_path / "four.hdf5", format="robomimic", episodes=1, keep="all", overwrite=True)
