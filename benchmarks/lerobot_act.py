@@ -10,9 +10,11 @@ The settings (:data:`FULL`), chosen for 2 CPU cores and a 45-minute training bud
 - the rig: the task's front and wrist cameras at 64x64, RGB only (what examples/bc_pixels.py learns from), written
   to ``<out>/rig.json`` and given to collect (``--cams``) and to the env (``--env.rig``): the policy meets the
   dataset's cameras;
-- ACT smaller than LeRobot's default (512-wide, 4 encoder layers, chunks of 100: about 2 s a step here): 256-wide,
-  2 encoder layers and 1 decoder layer, chunks of 20 actions of which 10 are executed, the VAE on, the ResNet-18
-  backbone trained from scratch (no ImageNet weights offline), learning rate 1e-4 for all of it;
+- ACT smaller than LeRobot's default (512 wide, 4 encoder layers, chunks of 100: 3.0 s of CPU per step of 16 on
+  one thread here): 256 wide, 2 encoder layers and 1 decoder layer, chunks of 20 actions of which 10 are executed
+  (0.63 s of CPU per step of 16 on one thread), the VAE on, the ResNet-18 backbone trained from scratch (no ImageNet
+  weights offline), learning rate 1e-4 for all of it; 4000 steps of 16 (about 9 passes over 200 episodes' ~7000
+  frames), one data-loading worker beside the training process;
 - training seeds 0, 1, ... (collect's attempts); evaluation seeds from 100000 (never trained on).
 
 Writes a JSON (settings, the three commands, times, LeRobot's ``eval_info.json`` aggregate, success over the
@@ -64,7 +66,7 @@ class Settings:
     """The evaluation episodes' TimeLimit (None: the task's, 100 steps)."""
 
 
-FULL = Settings(episodes=200, steps=6000, batch_size=16, eval_episodes=50, eval_batch_size=10)
+FULL = Settings(episodes=200, steps=4000, batch_size=16, eval_episodes=50, eval_batch_size=10)
 QUICK = Settings(episodes=4, steps=10, batch_size=4, eval_episodes=2, eval_batch_size=2, dim_model=64,
                  dim_feedforward=128, n_encoder_layers=1, collect_workers=1, data_workers=0,
                  eval_during_training=10, episode_length=30)
@@ -153,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": {k: round(v, 1) for k, v in times.items()}, "train_within_budget": times["train"] <= BUDGET_S,
         "success": f"{successes}/{aggregated['n_episodes']}", "pc_success": aggregated["pc_success"],
         "eval_overall": {k: v for k, v in aggregated.items() if k not in ("video_paths", "predicted_video_paths")},
-        "commands": {k: " ".join(Path(a).name if i == 0 else a.replace(str(out.parent) + "/", "")
+        "commands": {k: " ".join(Path(a).name if i == 0 else a.replace(f"{REPO}/", "")
                                  for i, a in enumerate(v)) for k, v in cmds.items()},
         "cpu_count": len(os.sched_getaffinity(0)),
     }

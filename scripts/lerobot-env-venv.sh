@@ -13,15 +13,25 @@
 # - opencv-python is held to LeRobot's opencv-python-headless (< 4.14): both install the module cv2, and two versions
 #   of it in one folder break it.
 # - triton is removed, as in the Makefile: its LLVM segfaults a process that loaded Mesa's (the gl renderer) first.
-# Safe to run repeatedly: a venv whose stamp matches this script and the two pyproject files is only pointed at this
-# checkout again (a few seconds) if it was installed from another. Prints the time taken and the size.
+# Safe to run repeatedly and from several makes at once (a lock): a venv whose stamp matches this script and what the
+# two pyprojects install is only pointed at this checkout again (a few seconds) if it was installed from another.
+# Prints the time taken and the size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${LEROBOT_ENV_VENV:-.venv-lerobot-env}  # tests read LEROBOT_ENV_VENV too
 PYTHON=${PYTHON:-python3.13}
 STAMP="$VENV/.pixelrig-stamp"
-want=$(cat "$0" pyproject.toml plugins/lerobot_env_pixelrig/pyproject.toml | sha256sum | cut -c1-16)
+python=$(bash scripts/find-python.sh "$PYTHON")
+# The stamp: this script and what the two pyprojects install (not their other tables: a test marker rebuilds nothing).
+deps=$("$python" -c '
+import json, tomllib
+ps = [tomllib.load(open(f, "rb"))["project"] for f in ("pyproject.toml", "plugins/lerobot_env_pixelrig/pyproject.toml")]
+print(json.dumps([[p.get("dependencies"), p.get("optional-dependencies", {}).get("datasets")] for p in ps]))')
+want=$( (cat "$0"; echo "$deps") | sha256sum | cut -c1-16)
 pip=("$VENV/bin/python" -m pip --isolated --disable-pip-version-check)
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9  # another make may be building it: wait for it, then find its stamp
 
 from_here() {  # pixelrig and the plugin import from this checkout
   "$VENV/bin/python" - "$PWD" <<'EOF' 2>/dev/null
@@ -58,7 +68,7 @@ if ! ldconfig -p | grep -q 'libavcodec\.so\.'; then
 fi
 
 rm -rf "$VENV"
-"$(bash scripts/find-python.sh "$PYTHON")" -m venv "$VENV"
+"$python" -m venv "$VENV"
 "${pip[@]}" install -q --upgrade pip
 torch=(torch==2.11.0 torchvision==0.26.0)
 if ! "${pip[@]}" install -q --retries 0 --timeout 15 --index-url https://download.pytorch.org/whl/cpu "${torch[@]}" \
