@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.lerobot_env]
-
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("LEROBOT_ENV_VENV", REPO / ".venv-lerobot-env"))
 DOCS = [REPO / "README.md", REPO / "docs" / "lerobot.md"]
 TIMEOUT_S = 1200
 """Per command: a few ACT steps and two short evaluations take a minute on an idle 2-core machine, much more on a
 busy one."""
+
+pytestmark = [pytest.mark.slow, pytest.mark.lerobot_env, pytest.mark.timeout(3 * TIMEOUT_S)]
 
 SMALL_ACT = ["--policy.dim_model=64", "--policy.dim_feedforward=128", "--policy.n_encoder_layers=1",
              "--policy.chunk_size=10", "--policy.n_action_steps=10"]
