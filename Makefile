@@ -58,7 +58,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
 
 # LeRobot's env plugin (plugins/lerobot_env_pixelrig): a venv of its own on Python 3.13 with LeRobot 0.6.1, pixelrig
-# and the plugin (scripts/lerobot-env-venv.sh: 5-10 min and 5.6 GB once, cached by its stamp; LEROBOT_ENV_VENV moves
+# and the plugin (scripts/lerobot-env-venv.sh: ~10 min and 5.6 GB once, cached by its stamp; LEROBOT_ENV_VENV moves
 # it). Not the readers' venv (scripts/lerobot-venv.sh, LEROBOT_VENV).
 LEROBOT_ENV_VENV ?= .venv-lerobot-env
 lerobot:
