@@ -13,8 +13,10 @@ The settings (:data:`FULL`), chosen for 2 CPU cores and a 45-minute training bud
 - ACT smaller than LeRobot's default (512 wide, 4 encoder layers, chunks of 100: 3.0 s of CPU per step of 16 on
   one thread here): 256 wide, 2 encoder layers and 1 decoder layer, chunks of 20 actions of which 10 are executed
   (0.63 s of CPU per step of 16 on one thread), the VAE on, the ResNet-18 backbone trained from scratch (no ImageNet
-  weights offline), learning rate 1e-4 for all of it; 4000 steps of 16 (about 9 passes over 200 episodes' ~7000
-  frames), one data-loading worker beside the training process;
+  weights offline), learning rate 1e-4 for all of it (constant, LeRobot's ACT preset); up to 5000 steps of 16
+  (about 11 passes over 200 episodes' ~7000 frames), one data-loading worker beside the training process, a
+  checkpoint every 500 steps: training stops at 45 minutes of wall time and the last checkpoint is evaluated (the
+  JSON says at which step);
 - training seeds 0, 1, ... (collect's attempts); evaluation seeds from 100000 (never trained on).
 
 Writes a JSON (settings, the three commands, times, LeRobot's ``eval_info.json`` aggregate, success over the
@@ -28,6 +30,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -64,9 +67,15 @@ class Settings:
     """lerobot-train's ``--env_eval_freq`` (0: no evaluation while it trains)."""
     episode_length: int | None = None
     """The evaluation episodes' TimeLimit (None: the task's, 100 steps)."""
+    save_freq: int | None = None
+    """Steps between checkpoints (None: only the last)."""
+    budget_s: float | None = None
+    """lerobot-train is stopped after this many seconds and the last checkpoint evaluated (None: it runs all its
+    steps)."""
 
 
-FULL = Settings(episodes=200, steps=4000, batch_size=16, eval_episodes=50, eval_batch_size=10)
+FULL = Settings(episodes=200, steps=5000, batch_size=16, eval_episodes=50, eval_batch_size=10, save_freq=500,
+                budget_s=BUDGET_S)
 QUICK = Settings(episodes=4, steps=10, batch_size=4, eval_episodes=2, eval_batch_size=2, dim_model=64,
                  dim_feedforward=128, n_encoder_layers=1, collect_workers=1, data_workers=0,
                  eval_during_training=10, episode_length=30)
@@ -97,7 +106,7 @@ def commands(s: Settings, out: Path, bin_dir: Path) -> dict[str, list[str]]:
                   f"--dataset.root={out / 'data'}", *env, "--policy.pretrained_backbone_weights=null",
                   "--policy.push_to_hub=false", "--policy.device=cpu", *act, f"--steps={s.steps}",
                   f"--batch_size={s.batch_size}", f"--num_workers={s.data_workers}",
-                  f"--env_eval_freq={s.eval_during_training}", f"--save_freq={s.steps}",
+                  f"--env_eval_freq={s.eval_during_training}", f"--save_freq={s.save_freq or s.steps}",
                   f"--eval.n_episodes={s.eval_episodes}", f"--eval.batch_size={s.eval_batch_size}",
                   "--log_freq=100", "--wandb.enable=false", f"--output_dir={out / 'train'}"],
         "eval": [str(bin_dir / "lerobot-eval"),
@@ -107,19 +116,39 @@ def commands(s: Settings, out: Path, bin_dir: Path) -> dict[str, list[str]]:
     }
 
 
-def run(name: str, argv: list[str], log: Path) -> float:
-    """Run one command, its output into ``log``; returns its wall time. Raises with the log's end on failure."""
+def run(name: str, argv: list[str], log: Path, budget_s: float | None = None) -> tuple[float, bool]:
+    """Run one command, its output into ``log``; returns its wall time and whether it was stopped at ``budget_s``
+    (SIGTERM to its process group). Raises with the log's end on failure."""
     print(f"== {name}: {' '.join(argv)}", flush=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "HF_HOME": str(log.parent / "hf"), "TQDM_DISABLE": "1"}
     start = time.perf_counter()
+    stopped = False
     with log.open("w") as f:
-        proc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, env=env, check=False)
+        proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            proc.wait(timeout=budget_s)
+        except subprocess.TimeoutExpired:
+            stopped = True
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
     seconds = time.perf_counter() - start
-    if proc.returncode != 0:
+    if proc.returncode != 0 and not stopped:
         raise SystemExit(f"{name} failed (exit {proc.returncode}); the end of {log}:\n{log.read_text()[-4000:]}")
-    print(f"   {seconds:.0f} s", flush=True)
-    return seconds
+    print(f"   {seconds:.0f} s" + (" (stopped at the budget)" if stopped else ""), flush=True)
+    return seconds, stopped
+
+
+def last_checkpoint(train: Path) -> int:
+    """The step of the last checkpoint lerobot-train saved in full (``checkpoints/last`` links to it once written)."""
+    last = train / "checkpoints" / "last"
+    if not last.exists():
+        raise SystemExit(f"lerobot-train saved no checkpoint under {train}: raise the budget or save more often")
+    return int(last.resolve().name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,10 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None,
                         help="results (default docs/lerobot_act.json; --quick: <out>/lerobot_act.json)")
     parser.add_argument("--steps", type=int, default=None, help="override the training steps")
+    parser.add_argument("--save-freq", type=int, default=None, help="override the steps between checkpoints")
+    parser.add_argument("--budget-min", type=float, default=None,
+                        help="override the training budget in minutes (then the last checkpoint is evaluated)")
     args = parser.parse_args(argv)
     s = QUICK if args.quick else FULL
-    if args.steps is not None:
-        s = dataclasses.replace(s, steps=args.steps)
+    for field, value in (("steps", args.steps), ("save_freq", args.save_freq),
+                         ("budget_s", None if args.budget_min is None else args.budget_min * 60)):
+        if value is not None:
+            s = dataclasses.replace(s, **{field: value})
     out = (args.out or REPO / "out" / ("lerobot_act_quick" if args.quick else "lerobot_act")).resolve()
     result_path = args.json or (out / "lerobot_act.json" if args.quick else REPO / "docs" / "lerobot_act.json")
     bin_dir = Path(sys.executable).parent
@@ -144,7 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True)
     (out / "rig.json").write_text(json.dumps(rig(s.image_size), indent=2))
     cmds = commands(s, out, bin_dir)
-    times = {name: run(name, argv, out / f"{name}.log") for name, argv in cmds.items()}
+    times: dict[str, float] = {}
+    times["collect"], _ = run("collect", cmds["collect"], out / "collect.log")
+    times["train"], stopped = run("train", cmds["train"], out / "train.log", s.budget_s)
+    trained = last_checkpoint(out / "train")
+    times["eval"], _ = run("eval", cmds["eval"], out / "eval.log")
     aggregated = json.loads((out / "eval" / "eval_info.json").read_text())["overall"]
     successes = round(aggregated["pc_success"] * aggregated["n_episodes"] / 100)
     with (out / "data" / "meta" / "info.json").open() as f:
@@ -152,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "task": f"pixelrig/{TASK}", "quick": args.quick, "settings": dataclasses.asdict(s),
         "eval_seeds": [EVAL_SEED, EVAL_SEED + s.eval_episodes - 1], "frames": frames,
-        "seconds": {k: round(v, 1) for k, v in times.items()}, "train_within_budget": times["train"] <= BUDGET_S,
+        "seconds": {k: round(v, 1) for k, v in times.items()}, "steps_trained": trained,
+        "stopped_at_budget": stopped, "train_within_budget": stopped or times["train"] <= BUDGET_S,
         "success": f"{successes}/{aggregated['n_episodes']}", "pc_success": aggregated["pc_success"],
         "eval_overall": {k: v for k, v in aggregated.items() if k not in ("video_paths", "predicted_video_paths")},
         "commands": {k: " ".join(Path(a).name if i == 0 else a.replace(f"{REPO}/", "")
@@ -163,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     result_path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"ACT on {TASK}: {result['success']} unseen episodes succeeded ({aggregated['pc_success']:.0f}%); "
           f"collect {times['collect']:.0f} s ({s.episodes} episodes, {frames} frames), train {times['train']:.0f} s "
-          f"({s.steps} steps of {s.batch_size}), eval {times['eval']:.0f} s; wrote {result_path}")
+          f"({trained} steps of {s.batch_size}{', stopped at the budget' if stopped else ''}), eval "
+          f"{times['eval']:.0f} s; wrote {result_path}")
     return 0
 
 
