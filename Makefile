@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed-stamp
 NEWEST_PYTHON := python3.13
 PYTEST_ARGS ?=
 
-.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants mutation demo bench golden lint clean
+.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
 
 # torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
@@ -48,7 +48,7 @@ test-newest:
 	$(MAKE) test PYTHON=$(NEWEST_PYTHON)
 
 test-long: $(STAMP)
-	$(PY) -m pytest -m "slow and not learning and not ray_cluster and not sweep"
+	$(PY) -m pytest -m "slow and not learning and not ray_cluster and not sweep and not lerobot_env"
 
 # A two-node Ray cluster started on this machine (two `ray start` processes): runners on both, one killed mid-run.
 test-cluster: $(STAMP)
@@ -56,6 +56,18 @@ test-cluster: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
+
+# LeRobot's env plugin (plugins/lerobot_env_pixelrig): a venv of its own on Python 3.13 with LeRobot 0.6.1, pixelrig
+# and the plugin (scripts/lerobot-env-venv.sh: ~10 min and 5.6 GB once, cached by its stamp; LEROBOT_ENV_VENV moves
+# it). Not the readers' venv (scripts/lerobot-venv.sh, LEROBOT_VENV).
+LEROBOT_ENV_VENV ?= .venv-lerobot-env
+lerobot:
+	LEROBOT_ENV_VENV=$(LEROBOT_ENV_VENV) bash scripts/lerobot-env-venv.sh
+
+# The plugin in LeRobot: its features against a collected dataset, lerobot-eval of a fresh ACT on 2 envs, the docs'
+# collect/lerobot-train/lerobot-eval lines (tests/test_plugins_lerobot_env_venv.py).
+test-lerobot-env: $(STAMP) lerobot
+	LEROBOT_ENV_VENV=$(LEROBOT_ENV_VENV) $(PY) -m pytest -m lerobot_env tests/test_plugins_lerobot_env_venv.py
 
 # The mutation smoke: each mutant of tests/mutants.py breaks one feature in a copy of the tree; its tests must fail.
 test-mutants: $(STAMP)
@@ -95,7 +107,7 @@ golden: $(STAMP)
 	$(PY) -m tests.golden --update
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check pixelrig tests benchmarks examples
+	$(VENV)/bin/ruff check pixelrig tests benchmarks examples plugins
 
 clean:
 	rm -rf $(VENV) .venv-gym-* build out .pytest_cache

@@ -31,6 +31,10 @@ other room, imports nothing and every room may import it, ``system`` included; `
 and import neither each other, nor do ``integrations`` and ``evaluation``; ``display`` and ``render`` likewise,
 ``cameras``, ``experts`` and ``control``, and ``tasks`` and ``snapshots``)."""
 
+OUTSIDE = {"plugins": "plugins/"}
+"""Rooms of the repository outside the package, tested in ``tests/test_<room>_*.py`` too: ``plugins/`` holds other
+distributions built on pixelrig (LeRobot's env plugin), which pixelrig never imports."""
+
 LIGHT = ("version", "errors", "system", "display")
 """Rooms that import nothing of pixelrig's above them: the display's child processes load these alone."""
 
@@ -104,6 +108,34 @@ def test_architecture_doc_lists_exactly_the_package_rooms() -> None:
     rooms = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
              if p.name != "__pycache__" and (p.is_dir() or p.suffix == ".py") and p.name not in ("__init__.py",)}
     assert listed == rooms, f"in the doc only: {sorted(listed - rooms)}; in the package only: {sorted(rooms - listed)}"
+
+
+def test_plugins_are_distributions_of_their_own() -> None:
+    """Each folder of ``plugins/`` is a distribution (its own pyproject.toml) whose package has its name, and
+    docs/ARCHITECTURE.md lists it; nothing in pixelrig imports a plugin."""
+    doc = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    plugins = sorted(p for p in (REPO / "plugins").iterdir() if p.is_dir())
+    assert plugins, "plugins/ is empty"
+    for folder in plugins:
+        assert (folder / "pyproject.toml").is_file() and (folder / folder.name / "__init__.py").is_file(), folder
+        assert f"`plugins/{folder.name}/`" in doc, f"docs/ARCHITECTURE.md does not list plugins/{folder.name}/"
+    assert not foreign_imports({p.name for p in plugins})
+
+
+def foreign_imports(tops: set[str]) -> list[str]:
+    """``module:line`` of every import in the package, lazy ones included, of a top-level package in ``tops``."""
+    wrong = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            wrong += [f"{name}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in tops]
+    return wrong
+
+
+def test_pixelrig_never_imports_lerobot() -> None:
+    """LeRobot is the plugin's dependency, never the library's (the readers' and the plugin's venvs hold it)."""
+    assert not foreign_imports({"lerobot", "ledataset"})
 
 
 def test_imports_point_one_way() -> None:
@@ -204,7 +236,7 @@ def test_tests_are_arranged_like_the_package() -> None:
     """Each test file's name starts with the room it tests (test_<room>_...), so a reader finds a module's tests at
     once; files that test the whole (README, layout, CLI tools) say so."""
     whole = {"test_readme.py", "test_layout.py", "test_mutants.py", "test_python_versions.py"}
-    rooms = set(LAYERS) - {"__main__", "version"}
+    rooms = set(LAYERS) - {"__main__", "version"} | set(OUTSIDE)
     wrong = [p.name for p in (REPO / "tests").glob("test_*.py")
              if p.name not in whole and p.stem.removeprefix("test_").split("_")[0] not in rooms]
     assert not wrong, f"name these test_<room>_...: {wrong} (rooms: {sorted(rooms)})"

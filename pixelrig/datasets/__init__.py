@@ -8,7 +8,7 @@ imported when a dataset is opened, tqdm when ``replay`` or ``collect`` runs.
 
 from pixelrig.datasets.formats import open_dataset
 from pixelrig.datasets.info import DEPTH_CONVENTION, FORMATS, DatasetInfo
-from pixelrig.datasets.recorder import DatasetRecorder
+from pixelrig.datasets.recorder import DatasetRecorder, recording_info
 from pixelrig.datasets.replay import ReplayResult, replay
 from pixelrig.datasets.steps import depth_to_mm, mm_to_depth
 from pixelrig.errors import DatasetExistsError, DatasetWriteError, ReplayWorkerError
@@ -25,5 +25,6 @@ __all__ = [
     "depth_to_mm",
     "mm_to_depth",
     "open_dataset",
+    "recording_info",
     "replay",
 ]

@@ -78,6 +78,55 @@ def _action_layout(space: spaces.Space) -> tuple[tuple[int, ...], str]:
     raise ValueError(f"DatasetRecorder stores Box (float32) and Discrete (int64) actions: got {space}")
 
 
+def recording_info(env: gym.Env, task: str | None = None, fps: float | None = None,
+                   format: str = "lerobot") -> DatasetInfo:
+    """What :class:`DatasetRecorder` (and so ``pixelrig collect``) records from ``env``, without recording: the
+    dataset's description, from which :func:`pixelrig.datasets.lerobot.features` gives its LeRobot features.
+
+    Args:
+        env: a pixelrig env under PixelObs. task, fps, format: as DatasetRecorder takes them (a LeRobot dataset of
+            a task with a real robot's features records them: :func:`robot_profile`).
+
+    Raises:
+        ValueError: what DatasetRecorder raises for the env, the task or the fps.
+    """
+    pixel_obs = find_pixel_obs(env)
+    base = env.unwrapped
+    if not isinstance(base, BulletEnv):
+        raise ValueError(f"DatasetRecorder needs a pixelrig env (BulletEnv) underneath, for its snapshots: got "
+                         f"{type(base).__name__}")
+    fps = fps if fps is not None else env.metadata.get("render_fps", 30)
+    if not (isinstance(fps, int | float) and fps > 0 and float(fps).is_integer()):
+        raise ValueError(f"fps={fps!r} must be a positive whole number (LeRobot's timestamps are frame_index / "
+                         "fps): pass fps=<frames per second>")
+    cameras = pixel_obs.rig.cameras
+    obs_space = env.observation_space
+    if not isinstance(obs_space, spaces.Dict):
+        raise ValueError(f"DatasetRecorder needs PixelObs' Dict observation on top: got {obs_space}")
+    rgb = tuple(c.name for c in cameras if f"{c.name}/rgb" in obs_space.spaces)
+    depth = tuple(c.name for c in cameras if f"{c.name}/depth" in obs_space.spaces)
+    if not rgb and not depth:
+        raise ValueError(f"no camera of {[c.name for c in cameras]} returns 'rgb' or 'depth', the modalities a "
+                         "dataset stores: add one to a camera's modalities")
+    state_space = obs_space.spaces.get("state")
+    if state_space is not None and not isinstance(state_space, spaces.Box):
+        raise ValueError(f"DatasetRecorder stores a Box 'state' (flattened): got {state_space}; use "
+                         "PixelObs(..., pixels_only=True) to record pixels only")
+    action_shape, action_dtype = _action_layout(env.action_space)
+    described = env_description(pixel_obs.env)
+    from pixelrig.version import __version__
+
+    return DatasetInfo(
+        **described,
+        cams=tuple(c.to_dict() for c in cameras), fps=int(fps),
+        task=task if task is not None else (described["env_id"] or type(base).__name__),
+        rgb=rgb, depth=depth,
+        state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),
+        action_shape=action_shape, action_dtype=action_dtype, pixelrig_version=__version__,
+        robot=robot_profile(base) if format == "lerobot" else None,
+    )
+
+
 class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Record every episode as it runs into a LeRobot v3.0 folder or a robomimic HDF5 file.
 
@@ -133,38 +182,9 @@ class DatasetRecorder(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # union-find over the broadphase's pair array, whose order depends on the episodes before), and a dataset
         # must be the same bytes whichever episodes a worker ran before (tests/test_datasets_collect.py).
         base.fast_reset = False
-        fps = fps if fps is not None else env.metadata.get("render_fps", 30)
-        if not (isinstance(fps, int | float) and fps > 0 and float(fps).is_integer()):
-            raise ValueError(f"fps={fps!r} must be a positive whole number (LeRobot's timestamps are frame_index / "
-                             "fps): pass fps=<frames per second>")
-        cameras = pixel_obs.rig.cameras
-        obs_space = env.observation_space
-        if not isinstance(obs_space, spaces.Dict):
-            raise ValueError(f"DatasetRecorder needs PixelObs' Dict observation on top: got {obs_space}")
-        rgb = tuple(c.name for c in cameras if f"{c.name}/rgb" in obs_space.spaces)
-        depth = tuple(c.name for c in cameras if f"{c.name}/depth" in obs_space.spaces)
-        if not rgb and not depth:
-            raise ValueError(f"no camera of {[c.name for c in cameras]} returns 'rgb' or 'depth', the modalities a "
-                             "dataset stores: add one to a camera's modalities")
-        state_space = obs_space.spaces.get("state")
-        if state_space is not None and not isinstance(state_space, spaces.Box):
-            raise ValueError(f"DatasetRecorder stores a Box 'state' (flattened): got {state_space}; use "
-                             "PixelObs(..., pixels_only=True) to record pixels only")
-        action_shape, action_dtype = _action_layout(env.action_space)
-        described = env_description(self._inner)
-        from pixelrig.version import __version__
-
-        self.info = DatasetInfo(
-            **described,
-            cams=tuple(c.to_dict() for c in cameras), fps=int(fps),
-            task=task if task is not None else (described["env_id"] or type(base).__name__),
-            rgb=rgb, depth=depth,
-            state_shape=None if state_space is None else (int(np.prod(state_space.shape)),),
-            action_shape=action_shape, action_dtype=action_dtype, pixelrig_version=__version__,
-            robot=robot_profile(base) if format == "lerobot" else None,
-        )
+        self.info = recording_info(env, task=task, fps=fps, format=format)
         self._base = base
-        self._fars = {c.name: c.far for c in cameras}
+        self._fars = {c.name: c.far for c in pixel_obs.rig.cameras}
         self.path = Path(path)
         self.writer: EpisodeWriter = writer(self.info) if writer is not None else \
             open_writer(path, format, self.info, overwrite=overwrite, resume=resume)
