@@ -70,6 +70,19 @@ GROUPS: dict[str, Group] = {
                         "tests/test_vector_autoreset_infos.py")),
     "sb3": Group(("pixelrig/integrations/sb3.py",), ("tests/test_integrations_sb3_infos.py",
                                                      "tests/test_integrations_sb3.py")),
+    "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py",
+                          "pixelrig/tasks/peg_insert.py", "pixelrig/tasks/reach.py", "pixelrig/tasks/push.py"),
+                         ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py",
+                          "tests/test_tasks_goal_obs.py", "tests/test_tasks_registration.py")),
+    "tasks-objects": Group(("pixelrig/tasks/pick_object.py",),
+                           ("tests/test_envs_tasks_manipulation.py", "tests/test_envs_documented_tasks.py")),
+    "tasks-other": Group(("pixelrig/tasks/cartpole.py", "pixelrig/tasks/ant.py", "pixelrig/tasks/hopper.py",
+                          "pixelrig/tasks/walker2d.py", "pixelrig/tasks/half_cheetah.py", "pixelrig/tasks/__init__.py"),
+                         ("tests/test_tasks_registration.py", "tests/test_envs_tasks_and_checkers.py")),
+    "experts": Group(("pixelrig/experts/base.py", "pixelrig/experts/pick.py", "pixelrig/experts/peg.py",
+                      "pixelrig/experts/push.py", "pixelrig/experts/__init__.py"),
+                     ("tests/test_experts.py", "tests/test_envs_tasks_manipulation.py",
+                      "tests/test_tasks_registration.py", "tests/test_envs_tasks_and_checkers.py")),
 }
 """Every group by name."""
 
