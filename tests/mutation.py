@@ -84,9 +84,10 @@ GROUPS: dict[str, Group] = {
                           "pixelrig/tasks/walker2d.py", "pixelrig/tasks/half_cheetah.py", "pixelrig/tasks/__init__.py"),
                          ("tests/test_tasks_registration.py", "tests/test_envs_tasks_and_checkers.py")),
     "experts-pick": Group(("pixelrig/experts/base.py", "pixelrig/experts/pick.py"),
-                          ("tests/test_experts.py", "tests/test_envs_tasks_manipulation.py")),
+                          ("tests/test_experts_units.py", "tests/test_experts.py",
+                           "tests/test_envs_tasks_manipulation.py")),
     "experts-other": Group(("pixelrig/experts/peg.py", "pixelrig/experts/push.py", "pixelrig/experts/__init__.py"),
-                           ("tests/test_experts.py", "tests/test_envs_tasks_manipulation.py",
+                           ("tests/test_experts_units.py", "tests/test_experts.py",
                             "tests/test_tasks_registration.py", "tests/test_envs_tasks_and_checkers.py")),
 }
 """Every group by name."""
