@@ -3,7 +3,7 @@ the state out of an observation, the action :meth:`Expert.move` gives, the check
 holds), phases and their step counts, and the grasp every picking expert shares, phase by phase at the thresholds
 its docstring gives (4 mm across and slow over the body, 6 mm or both fingers or 25 steps to close, 3 steps of both
 fingers to hold, 15 steps to give up, 5 steps without the body to start over), then what Lift, PickPlace, Stack and
-PickObject do with it (their heights, tolerances and speeds)."""
+PickObject do with it (their heights, tolerances and speeds); PushExpert's and PegInsertExpert's phases likewise."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from pixelrig.experts.pick import LiftExpert, PickObjectExpert, PickPlaceExpert,
 
 TERMS = {"ee_pos": 3, "ee_linvel": 3, "gripper_opening": 1, "cube_pos": 3, "cube_contacts": 2,
          "cube_a_pos": 3, "cube_a_contacts": 2, "target_pos": 3, "object_pos": 3, "object_contacts": 2,
-         "object_aabb": 6}
+         "object_aabb": 6, "ee_quat": 4, "peg_pos": 3, "peg_quat": 4, "peg_contacts": 2, "peg_bottom_pos": 3,
+         "hole_pos": 3, "hole_quat": 4}
 LAYOUT: dict[str, slice] = {}
 for _name, _size in TERMS.items():
     _start = max((s.stop for s in LAYOUT.values()), default=0)
@@ -314,3 +315,130 @@ def test_pick_object_closes_at_the_middle_of_the_box_2_to_2_5_cm_above_its_botto
     for height, up in ((0.03, 0.02), (0.045, 0.0225), (0.06, 0.025)):
         expert.o = {"object_aabb": np.array([0.4, -0.1, 0.63, 0.46, -0.06, 0.63 + height])}
         np.testing.assert_allclose(expert.grasp_point(), [0.43, -0.08, 0.63 + up], atol=1e-12)
+
+
+def push_obs(ee, cube, target) -> np.ndarray:
+    """PandaPush's state: the gripper at 0:3, the cube at 6:9, the target at 18:21."""
+    o = np.zeros(22, np.float32)
+    o[0:3], o[6:9], o[18:21] = ee, cube, target
+    return o
+
+
+def test_push_expert_goes_behind_the_cube_lowers_and_pushes_it_onto_the_target() -> None:
+    from pixelrig.experts.push import PushExpert
+
+    top = 0.625
+    cube, target = np.array([0.5, 0.0, top + 0.025]), np.array([0.5, 0.2, top])
+    behind = np.array([0.5, -0.07])  # 7 cm behind the cube, away from the target
+    expert = PushExpert()
+    ee = np.array([0.5, -0.07 + 0.02, top + 0.12])
+    action = expert(push_obs(ee, cube, target))
+    assert expert.phase == "approach" and action.dtype == np.float32 and np.allclose(action, [0.0, -0.4, 0.0], atol=1e-5)
+    ee = np.array([*behind, top + 0.2]) + [0.0149, 0.0, 0.0]
+    action = expert({"observation": push_obs(ee, cube, target)})  # a goal env's dict: the same state
+    assert expert.phase == "lower" and np.allclose(action, [-0.298, 0.0, -1.0], atol=1e-5)  # to 12 cm over the table
+    ee = np.array([*behind, top + 0.0401])
+    action = expert(push_obs(ee, cube, target))
+    assert expert.phase == "lower" and np.allclose(action, [0.0, 0.0, -0.202], atol=1e-4)  # down to 3 cm
+    action = expert({"state": push_obs(ee - [0.0, 0.0, 0.0002], cube, target)})
+    assert expert.phase == "push" and np.allclose(action, [0.0, 0.0, -0.198], atol=1e-4)
+    ee = np.array([0.5, -0.06, top + 0.03])
+    action = expert(push_obs(ee, cube, target))
+    assert expert.phase == "push" and np.allclose(action, [0.0, 1.0, 0.0], atol=1e-5)  # on to 2 cm short of the target
+    action = expert(push_obs([0.5, 0.16, top + 0.03], cube + [0.0, 0.1, 0.0], target))
+    assert np.allclose(action, [0.0, 0.4, 0.0], atol=1e-5)
+    expert(push_obs([0.5, -0.1199, top + 0.03], cube, target))
+    assert expert.phase == "push"
+    expert(push_obs([0.5, -0.1201, top + 0.03], cube, target))  # 12 cm from the cube: lost it, start over
+    assert expert.phase == "approach"
+    expert.phase = "push"
+    expert.reset()
+    assert expert.phase == "approach" and PushExpert(object()).phase == "approach"
+    diagonal = push_obs([0.5, 0.0, top + 0.12], [0.5, 0.0, top + 0.025], [0.6, 0.1, top])
+    action = PushExpert()(diagonal)  # behind along the diagonal, 7 cm
+    assert np.allclose(action, [-0.07 / math.sqrt(2) / 0.05, -0.07 / math.sqrt(2) / 0.05, 0.0], atol=1e-5)
+    assert np.all(np.isfinite(PushExpert()(push_obs([0.5, 0.0, top + 0.1], cube, cube))))  # target on the cube
+
+
+def yaw(angle: float) -> np.ndarray:
+    return np.array([0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2)])
+
+
+PEG = np.array([0.45, -0.14, 0.675])  # a peg standing on the table: its lower end 5 cm below its centre
+HOLE = np.array([0.52, 0.13, 0.675])  # the opening's centre
+
+
+def peg_expert(phase: str, ee, peg_yaw=0.0, ee_yaw=0.0, hole_yaw=0.0, peg=PEG, bottom=None, contacts=(1.0, 1.0),
+               vel=0.0, steps: int = 1):
+    from pixelrig.experts.peg import PegInsertExpert
+
+    expert = PegInsertExpert(TaskEnv("ee_delta_pose"))
+    expert.go(phase)
+    bottom = peg - [0.0, 0.0, 0.05] if bottom is None else bottom
+    o = obs(ee_pos=ee, ee_quat=yaw(ee_yaw), ee_linvel=[0.0, vel, 0.0], peg_pos=peg, peg_quat=yaw(peg_yaw),
+            peg_bottom_pos=bottom, peg_contacts=contacts, hole_pos=HOLE, hole_quat=yaw(hole_yaw))
+    return expert, run(expert, o, steps)
+
+
+def test_peg_expert_squares_the_gripper_to_the_peg_and_comes_over_its_grip_point() -> None:
+    grip = PEG + [0.0, 0.0, 0.025]  # 2.5 cm below the peg's top
+    over = grip + [0.0, 0.0, 0.08]
+    expert, action = peg_expert("above", over + [0.0, 0.0, 0.01], peg_yaw=0.3)
+    assert expert.phase == "above" and np.allclose(action, [0.0, 0.0, -0.2, 0.0, 0.0, 1.0, OPEN], atol=1e-5)
+    expert, action = peg_expert("above", over, peg_yaw=math.pi / 2 + 0.02, ee_yaw=0.0)  # a quarter turn is square
+    assert expert.phase == "descend" and np.allclose(action[5], 0.2, atol=1e-5)
+    for kwargs in (dict(peg_yaw=0.031), dict(ee=over + [0.0041, 0.0, 0.0]), dict(ee=over + [0.0, 0.0, 0.0201]),
+                   dict(vel=0.051)):
+        assert peg_expert("above", **{"ee": over, **kwargs})[0].phase == "above", kwargs
+    expert, action = peg_expert("above", over + [0.0039, 0.0, 0.0195], peg_yaw=-0.029)
+    assert expert.phase == "descend"
+    tilted_peg = PEG + [0.0, 0.0, 0.0]
+    tilted_bottom = PEG - [0.03, 0.0, 0.04]  # the grip point lies along the peg's axis
+    expert, action = peg_expert("above", PEG, peg=tilted_peg, bottom=tilted_bottom)
+    goal = 2 * PEG - tilted_bottom - 0.025 * np.array([0.6, 0.0, 0.8]) + [0.0, 0.0, 0.08]
+    assert np.allclose(action[:3], (goal - PEG) / np.linalg.norm(goal - PEG), atol=1e-5)
+
+
+def test_peg_expert_descends_closes_and_raises_the_peg_over_the_block() -> None:
+    grip = PEG + [0.0, 0.0, 0.025]
+    expert, action = peg_expert("descend", grip + [0.0, 0.0, 0.05], peg_yaw=-0.05, contacts=(0.0, 0.0))
+    assert expert.phase == "descend" and np.allclose(action, [0.0, 0.0, -0.5, 0.0, 0.0, -0.5, OPEN], atol=1e-5)
+    assert peg_expert("descend", grip + [0.0, 0.0, 0.0049], contacts=(0, 0))[0].phase == "close"
+    assert peg_expert("descend", grip + [0.0, 0.0, 0.0051], contacts=(0, 0), steps=25)[0].phase == "descend"
+    assert peg_expert("descend", grip + [0.0, 0.0, 0.0051], contacts=(0, 0), steps=26)[0].phase == "close"
+    expert, action = peg_expert("close", grip, peg_yaw=0.2, steps=3)
+    assert expert.phase == "close" and np.allclose(action, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CLOSED])  # no turning
+    assert peg_expert("close", grip, steps=4)[0].phase == "raise"
+    assert peg_expert("close", grip, contacts=(1.0, 0.0), steps=15)[0].phase == "close"
+    assert peg_expert("close", grip, contacts=(1.0, 0.0), steps=16)[0].phase == "above"
+    # raise: the lower end to 3 cm over the opening, straight up
+    lift = HOLE[2] + 0.03 - (PEG[2] - 0.05)
+    expert, action = peg_expert("raise", grip, peg=PEG + [0.0, 0.0, lift - 0.01], hole_yaw=0.3)
+    assert expert.phase == "raise" and np.allclose(action, [0.0, 0.0, 0.2, 0.0, 0.0, 0.0, CLOSED], atol=1e-5)
+    up = PEG + [0.0, 0.0, lift - 0.0049]
+    assert peg_expert("raise", grip, peg=up)[0].phase == "carry"
+    assert peg_expert("raise", grip, peg=up - [0.0, 0.0, 0.0002])[0].phase == "raise"
+    expert, action = peg_expert("raise", grip, contacts=(0.0, 1.0), steps=6)  # it left the fingers
+    assert expert.phase == "above" and np.allclose(action[:3], [0.0, 0.0, 1.0]) and action[-1] == OPEN
+    assert peg_expert("raise", grip, contacts=(0.0, 1.0), steps=5)[0].phase == "raise"
+
+
+def test_peg_expert_carries_the_lower_end_over_the_hole_turned_to_it_then_inserts_slowly() -> None:
+    high = HOLE + [0.0, 0.0, 0.03 + 0.05]  # the peg's centre with its lower end 3 cm over the opening
+    ee = high + [0.0, 0.0, 0.025]
+    expert, action = peg_expert("carry", ee, peg=high + [-0.01, 0.0, 0.0], peg_yaw=0.1, hole_yaw=0.0)
+    assert expert.phase == "carry" and np.allclose(action, [0.2, 0.0, 0.0, 0.0, 0.0, -1.0, CLOSED], atol=1e-5)
+    expert, action = peg_expert("carry", ee, peg=high + [-0.1, 0.0, -0.01])  # 1 cm low too: up as it crosses
+    assert np.allclose(action[:3], np.array([0.1, 0.0, 0.01]) / np.linalg.norm([0.1, 0.0, 0.01]) * 0.6, atol=1e-5)
+    expert, action = peg_expert("carry", ee, peg=high + [-0.1, 0.0, 0.01])  # too high is fine: no going down
+    assert np.allclose(action[:3], [0.6, 0.0, 0.0], atol=1e-5)
+    for kwargs, phase in ((dict(peg=high + [0.001, 0.001, 0.0]), "insert"), (dict(peg=high + [0.0011, 0.0011, 0.0]),
+                                                                               "carry"),
+                          (dict(peg_yaw=0.025), "insert"), (dict(peg_yaw=0.027), "carry"),
+                          (dict(peg_yaw=math.pi / 2 - 0.02), "insert"), (dict(vel=0.019), "insert"),
+                          (dict(vel=0.021), "carry")):
+        assert peg_expert("carry", ee, **{"peg": high, **kwargs})[0].phase == phase, kwargs
+    expert, action = peg_expert("insert", ee, peg=high + [-0.001, 0.0, 0.0], peg_yaw=-0.001)
+    down = np.array([0.001, 0.0, -0.045 - 0.03])  # on down to 4.5 cm below the opening, over the hole
+    assert expert.phase == "insert"
+    assert np.allclose(action, [*(down / np.linalg.norm(down) * 0.2), 0.0, 0.0, 0.01, CLOSED], atol=1e-5)
