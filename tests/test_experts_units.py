@@ -442,3 +442,27 @@ def test_peg_expert_carries_the_lower_end_over_the_hole_turned_to_it_then_insert
     down = np.array([0.001, 0.0, -0.045 - 0.03])  # on down to 4.5 cm below the opening, over the hole
     assert expert.phase == "insert"
     assert np.allclose(action, [*(down / np.linalg.norm(down) * 0.2), 0.0, 0.0, 0.01, CLOSED], atol=1e-5)
+
+
+def test_find_experts_takes_the_classes_that_name_their_own_task(tmp_path, monkeypatch) -> None:
+    """Each module's own classes with a ``task`` of their own; an imported class or a subclass that inherits its
+    task is not another expert; two classes naming one task are refused by name."""
+    import sys
+
+    import pixelrig.experts as experts
+
+    (tmp_path / "alpha.py").write_text("class A:\n    task = 'pixelrig/A-v0'\n\nclass Helper:\n    task = ''\n")
+    (tmp_path / "beta.py").write_text("from pixelrig.experts.alpha import A\n\nclass B(A):\n    pass\n\n"
+                                      "class C:\n    task = 'pixelrig/C-v0'\n")
+    monkeypatch.setattr(experts, "__path__", [str(tmp_path)])
+    for name in ("alpha", "beta", "gamma"):
+        monkeypatch.delitem(sys.modules, f"pixelrig.experts.{name}", raising=False)
+    try:
+        found = experts.find_experts()
+        assert {k: v.__name__ for k, v in found.items()} == {"pixelrig/A-v0": "A", "pixelrig/C-v0": "C"}
+        (tmp_path / "gamma.py").write_text("class D:\n    task = 'pixelrig/A-v0'\n")
+        with pytest.raises(ValueError, match=re.escape("A and D both name the task 'pixelrig/A-v0'")):
+            experts.find_experts()
+    finally:
+        for name in ("alpha", "beta", "gamma"):
+            sys.modules.pop(f"pixelrig.experts.{name}", None)
