@@ -336,3 +336,41 @@ def test_start_positions_fill_the_documented_ranges(env_id: str) -> None:
                 assert pts[:, axis].min() < lo + 0.2 * span and pts[:, axis].max() > hi - 0.2 * span, (name, axis)
     finally:
         env.close()
+
+
+def test_peg_and_block_are_the_documented_bodies() -> None:
+    """PegInsert's docstring: a peg 2 × 2 × 10 cm, 0.05 kg, friction 1, orange, standing on its end; a block
+    12 × 12 × 5 cm, grey, fixed (no mass), four boxes drawn where they collide, standing on the table."""
+    from pixelrig.envs.panda import TABLE_TOP
+    from pixelrig.tasks.peg_insert import PandaPegInsertEnv
+
+    doc = re.sub(r"\s+", " ", PandaPegInsertEnv.__doc__)
+    m = re.search(r"a peg \((\d+) × (\d+) × (\d+) cm, ([\d.]+) kg, friction (\d+), orange\) standing on its end, "
+                  r"and a block \((\d+) × (\d+) × (\d+) cm, grey, fixed to the table\)", doc)
+    assert m, "PandaPegInsertEnv's docstring no longer describes the bodies as the test reads them"
+    peg_size, mass, friction = np.array([float(v) for v in m.group(1, 2, 3)]) * CM, float(m[4]), float(m[5])
+    block_size = np.array([float(v) for v in m.group(6, 7, 8)]) * CM
+    env, base = made("pixelrig/PandaPegInsert-v0")
+    c = base.client
+    try:
+        peg, block = base.body_id("peg"), base.body_id("hole")
+        assert p.getDynamicsInfo(peg, -1, physicsClientId=c)[:2] == (mass, friction)
+        (shape,) = p.getCollisionShapeData(peg, -1, physicsClientId=c)
+        assert shape[2] == p.GEOM_BOX and np.allclose(shape[3], peg_size)
+        (look,) = p.getVisualShapeData(peg, physicsClientId=c)
+        assert np.allclose(look[3], peg_size) and look[7][0] > look[7][1] > look[7][2]  # orange
+        assert base.position("peg")[2] == pytest.approx(TABLE_TOP + peg_size[2] / 2)  # standing on its end
+        assert p.getDynamicsInfo(block, -1, physicsClientId=c)[0] == 0.0  # fixed
+        walls = p.getCollisionShapeData(block, -1, physicsClientId=c)
+        looks = p.getVisualShapeData(block, physicsClientId=c)
+        assert len(walls) == len(looks) == 4
+        for wall, look in zip(walls, looks, strict=True):  # each wall drawn where it collides, grey
+            assert wall[2] == look[2] == p.GEOM_BOX and np.allclose(wall[3], look[3]) and np.allclose(wall[5], look[5])
+            assert look[7][0] == look[7][1] and abs(look[7][2] - look[7][0]) < 0.1
+        quat = base.body_pose("hole")[1]
+        base.set_body_pose("hole", base.position("hole"), (0.0, 0.0, 0.0, 1.0))  # square to the axes
+        low, high = p.getAABB(block, physicsClientId=c)
+        assert np.allclose(np.subtract(high, low), block_size, atol=1e-9) and low[2] == pytest.approx(TABLE_TOP)
+        base.set_body_pose("hole", base.position("hole"), quat)
+    finally:
+        env.close()
