@@ -162,18 +162,28 @@ def test_pick_place_succeeds_within_3_cm_of_the_target() -> None:
 
 
 def test_pick_place_targets_are_in_the_air_or_on_the_table_by_seed() -> None:
+    """The target: x ∈ [0.40, 0.65], y ∈ [-0.20, 0.20] (the range filled, each seed its own), at least 0.10 m from
+    the cube, on the table or 0.05-0.20 m higher about half the time; the green sphere drawn there."""
     env = gym.make("pixelrig/PandaPickPlace-v0")
     try:
-        heights = []
+        heights, xys = [], []
         for seed in range(40):
             obs, _ = env.reset(seed=seed)
             layout = env.unwrapped.observation_layout
             target, cube = obs[layout["target_pos"]], obs[layout["cube_pos"]]
             assert np.linalg.norm(target[:2] - cube[:2]) >= 0.10 - 1e-6
             heights.append(float(target[2]) - CUBE_REST)
+            xys.append(env.unwrapped.target_pos[:2])
+            np.testing.assert_allclose(env.unwrapped.body_pose("target")[0], env.unwrapped.target_pos, atol=1e-12)
         on_table = sum(abs(h) < 1e-6 for h in heights)
         assert 10 <= on_table <= 30, heights  # about half
         assert all(abs(h) < 1e-6 or 0.05 - 1e-6 <= h <= 0.20 + 1e-6 for h in heights)
+        air = [h for h in heights if h > 1e-6]
+        assert min(air) < 0.08 and max(air) > 0.17
+        xys = np.array(xys)
+        for axis, (lo, hi) in enumerate(((0.40, 0.65), (-0.20, 0.20))):
+            # strictly inside: a continuous draw never lands on an end, a collapsed range always does
+            assert lo < xys[:, axis].min() < lo + 0.2 * (hi - lo) and hi - 0.2 * (hi - lo) < xys[:, axis].max() < hi
     finally:
         env.close()
 
