@@ -457,8 +457,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "env's when several are open",
            ("tests/test_tasks_reach_push.py::test_two_envs_open_at_once_each_keep_their_own_bodies"
             "[pixelrig/PandaPush-v0]",),
-           edits=(Edit("pixelrig/tasks/push.py", "p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), "
-                       "(0, 0, 0, 1), physicsClientId=c)",
+           edits=(Edit("pixelrig/tasks/push.py",
+                       "p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1), "
+                       "physicsClientId=c)",
                        "p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1))"),)),
     Mutant("grasp-never-gives-up-descending", "the picking experts' descent waits 250 steps, not 25, for the body "
            "to come between the fingers",

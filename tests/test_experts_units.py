@@ -333,7 +333,8 @@ def test_push_expert_goes_behind_the_cube_lowers_and_pushes_it_onto_the_target()
     expert = PushExpert()
     ee = np.array([0.5, -0.07 + 0.02, top + 0.12])
     action = expert(push_obs(ee, cube, target))
-    assert expert.phase == "approach" and action.dtype == np.float32 and np.allclose(action, [0.0, -0.4, 0.0], atol=1e-5)
+    assert expert.phase == "approach" and action.dtype == np.float32
+    assert np.allclose(action, [0.0, -0.4, 0.0], atol=1e-5)
     ee = np.array([*behind, top + 0.2]) + [0.0149, 0.0, 0.0]
     action = expert({"observation": push_obs(ee, cube, target)})  # a goal env's dict: the same state
     assert expert.phase == "lower" and np.allclose(action, [-0.298, 0.0, -1.0], atol=1e-5)  # to 12 cm over the table

@@ -1,7 +1,7 @@
 """CartPole and the locomotion tasks as their docstrings document them: CartPole's termination limits on both sides,
-its force scaled by the action and ``force_mag``, and its start; Hopper's and Walker2d's healthy ranges (height, pitch, the other positions and velocities)
-with their termination and healthy reward, Hopper's observed velocities clipped to ±10; Ant's healthy height, its
-contact cost and its start velocities. States are set directly (no stepping), then the task's checks are read."""
+its force scaled by the action and ``force_mag``, and its start; Hopper's and Walker2d's healthy ranges (height,
+pitch, the other positions and velocities) with their termination and healthy reward, Hopper's observed velocities
+clipped to ±10; Ant's healthy height, its contact cost and its start velocities. States are set directly (no stepping), then the task's checks are read."""
 
 from __future__ import annotations
 
@@ -84,7 +84,6 @@ def set_planar(base, z: float | None = None, pitch: float | None = None) -> None
                                                     ("pixelrig/Walker2d-v0", (0.8, 2.0), 1.0)])
 def test_planar_walkers_are_healthy_within_their_documented_ranges(env_id: str, z_range, pitch: float) -> None:
     env, base = made(env_id)
-    c = base.client
     action = np.full(env.action_space.shape, 0.5, np.float32)
     ctrl = 1e-3 * float(np.sum(np.square(action)))
     try:
@@ -92,8 +91,8 @@ def test_planar_walkers_are_healthy_within_their_documented_ranges(env_id: str, 
         cases = [(dict(z=z_range[0] + 0.01), True), (dict(z=z_range[0] - 0.01), False)]
         if z_range[1] is not None:
             cases += [(dict(z=z_range[1] - 0.01), True), (dict(z=z_range[1] + 0.01), False)]
-        cases += [(dict(pitch=0.98 * pitch), True), (dict(pitch=1.02 * pitch), False), (dict(pitch=-0.98 * pitch), True),
-                  (dict(pitch=-1.02 * pitch), False)]
+        cases += [(dict(pitch=0.98 * pitch), True), (dict(pitch=1.02 * pitch), False),
+                  (dict(pitch=-0.98 * pitch), True), (dict(pitch=-1.02 * pitch), False)]
         for state, healthy in cases:
             set_planar(base, **{"z": start, "pitch": 0.0, **state})
             base.last_x = float(base.torso_position()[0])  # no forward reward
