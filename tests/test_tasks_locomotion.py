@@ -1,7 +1,8 @@
 """CartPole and the locomotion tasks as their docstrings document them: CartPole's termination limits on both sides,
 its force scaled by the action and ``force_mag``, and its start; Hopper's and Walker2d's healthy ranges (height,
 pitch, the other positions and velocities) with their termination and healthy reward, Hopper's observed velocities
-clipped to ±10; Ant's healthy height, its contact cost and its start velocities. States are set directly (no stepping), then the task's checks are read."""
+clipped to ±10; Ant's healthy height, its contact cost and its start velocities. States are set directly (no
+stepping), then the task's checks are read."""
 
 from __future__ import annotations
 
