@@ -163,7 +163,9 @@ def test_pick_place_succeeds_within_3_cm_of_the_target() -> None:
 
 def test_pick_place_targets_are_in_the_air_or_on_the_table_by_seed() -> None:
     """The target: x ∈ [0.40, 0.65], y ∈ [-0.20, 0.20] (the range filled, each seed its own), at least 0.10 m from
-    the cube, on the table or 0.05-0.20 m higher about half the time; the green sphere drawn there."""
+    the cube, on the table or 0.05-0.20 m higher about half the time; the green sphere drawn there (in this env's
+    own physics client: another env is open, pybullet's default client may be that one)."""
+    other = gym.make("pixelrig/PandaPickPlace-v0")
     env = gym.make("pixelrig/PandaPickPlace-v0")
     try:
         heights, xys = [], []
@@ -186,6 +188,7 @@ def test_pick_place_targets_are_in_the_air_or_on_the_table_by_seed() -> None:
             assert lo < xys[:, axis].min() < lo + 0.2 * (hi - lo) and hi - 0.2 * (hi - lo) < xys[:, axis].max() < hi
     finally:
         env.close()
+        other.close()
 
 
 def stack_a_on_b(base: PandaManipulationEnv, offset=(0.0, 0.0, 0.0)) -> None:
