@@ -84,11 +84,12 @@ GROUPS: dict[str, Group] = {
     "tasks-other": Group(("pixelrig/tasks/cartpole.py", "pixelrig/tasks/ant.py", "pixelrig/tasks/hopper.py",
                           "pixelrig/tasks/walker2d.py", "pixelrig/tasks/half_cheetah.py", "pixelrig/tasks/__init__.py"),
                          ("tests/test_tasks_locomotion.py", "tests/test_tasks_registration.py")),
-    "experts-pick": Group(("pixelrig/experts/base.py", "pixelrig/experts/pick.py"),
-                          ("tests/test_experts_units.py", "tests/test_experts.py")),
-    "experts-other": Group(("pixelrig/experts/peg.py", "pixelrig/experts/push.py", "pixelrig/experts/__init__.py"),
+    "experts-pick": Group(("pixelrig/experts/pick.py",), ("tests/test_experts_units.py", "tests/test_experts.py")),
+    "experts-base": Group(("pixelrig/experts/base.py", "pixelrig/experts/__init__.py"),
+                          ("tests/test_experts_units.py", "tests/test_experts.py", "tests/test_tasks_registration.py")),
+    "experts-other": Group(("pixelrig/experts/peg.py", "pixelrig/experts/push.py"),
                            ("tests/test_experts_units.py", "tests/test_experts.py",
-                            "tests/test_tasks_registration.py", "tests/test_envs_tasks_and_checkers.py")),
+                            "tests/test_envs_tasks_and_checkers.py")),
 }
 """Every group by name."""
 
