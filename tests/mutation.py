@@ -320,6 +320,10 @@ EQUIVALENT: dict[str, str] = {
         ">= vs > at a gripper opening of exactly 0.06 m: measure zero for floats (0.0595 and 0.0605 are tested)",
     "pixelrig.tasks.stack.xǁPandaStackEnvǁreleased__mutmut_14":
         "> vs >= at a clearance of exactly 0.05 m: measure zero for floats (0.96 and 1.04 of it are tested)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_10":
+        "<= vs < at an offset across of exactly 0.02 m: measure zero for floats (0.97 and 1.03 of it are tested)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_13":
+        "<= vs < at a height offset of exactly 5 mm: measure zero for floats (0.9 and 1.1 of it are tested)",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁis_success__mutmut_1":
         "> vs >= at a rise of exactly 0.10 m: measure zero for floats (9.9 and 10.1 cm are tested)",
     "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁis_success__mutmut_1":

@@ -117,6 +117,9 @@ def test_stack_on_b_is_the_documented_distance_across_and_height() -> None:
             for scale, ok in ((0.9, True), (1.1, False)):
                 put_a_on_b(base, (0.0, 0.0, dz * scale))
                 assert base.on_b() is ok and base.is_success() is ok, (dz, scale)
+            # near both limits at once: across is in the table plane only, the height not part of it
+            put_a_on_b(base, diagonal * doc["across"] * 0.99 + [0.0, 0.0, dz * 0.9])
+            assert base.on_b() and base.is_success(), dz
     finally:
         env.close()
 
