@@ -353,6 +353,25 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_65":
         "(0, 0, 1, 1) turns the target disc a quarter turn about its own axis: a one-colour disc drawn only, the "
         "same in every image, and its orientation is in no observation, goal or reward",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_39":
+        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
+        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_40":
+        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
+        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_2":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_3":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_4":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_11":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
 }

@@ -444,3 +444,39 @@ def test_rotations_of_the_start_keep_cubes_flat() -> None:
         assert np.ptp(yaws) > 1.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("env_id, cubes", [("pixelrig/PandaLift-v0", {"cube": "red"}),
+                                           ("pixelrig/PandaPickPlace-v0", {"cube": "red"}),
+                                           ("pixelrig/PandaStack-v0", {"cube_a": "red", "cube_b": "blue"})])
+def test_the_bodies_are_the_documented_ones(env_id: str, cubes: dict[str, str]) -> None:
+    """Red (A) and blue (B) 5 cm, 0.1 kg cubes; PickPlace's target a green sphere 3 cm across, drawn only (no
+    collision, no mass: it stays where it is put). Another env is open, so the bodies are made in this env's own
+    physics client, not pybullet's default one."""
+    from pixelrig.envs.manipulation import BLUE, GREEN, RED
+
+    colours = {"red": RED, "blue": BLUE}
+    other = gym.make(env_id)
+    env = gym.make(env_id)
+    base = env.unwrapped
+    c = base.client
+    try:
+        env.reset(seed=3)
+        for name, colour in cubes.items():
+            body = base.body_id(name)
+            (look,) = p.getVisualShapeData(body, physicsClientId=c)
+            assert np.allclose(look[7], colours[colour]), (name, look[7])
+            (shape,) = p.getCollisionShapeData(body, -1, physicsClientId=c)
+            assert np.allclose(shape[3], [0.05] * 3) and p.getDynamicsInfo(body, -1, physicsClientId=c)[0] == 0.1
+        if env_id == "pixelrig/PandaPickPlace-v0":
+            target = base.body_id("target")
+            (look,) = p.getVisualShapeData(target, physicsClientId=c)
+            assert look[2] == p.GEOM_SPHERE and look[3][0] == 0.015 and np.allclose(look[7], GREEN)
+            assert p.getCollisionShapeData(target, -1, physicsClientId=c) == ()
+            assert p.getDynamicsInfo(target, -1, physicsClientId=c)[0] == 0.0
+            for _ in range(5):
+                env.step(np.zeros(4, np.float32))
+            np.testing.assert_allclose(base.body_pose("target")[0], base.target_pos, atol=1e-12)
+    finally:
+        env.close()
+        other.close()
