@@ -372,6 +372,10 @@ EQUIVALENT: dict[str, str] = {
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_11":
         "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
 }
