@@ -372,6 +372,16 @@ EQUIVALENT: dict[str, str] = {
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_11":
         "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_9":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_11":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_20":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_21":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9":
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10":
