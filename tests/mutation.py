@@ -359,6 +359,12 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_40":
         "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
         "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_31":
+        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
+        "moves the sphere there before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_36":
+        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
+        "moves the sphere there before any observation",
     "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_2":
         "the target's place before the first reset: reset_task draws the target and moves the sphere there "
         "before any observation",
