@@ -394,6 +394,12 @@ EQUIVALENT: dict[str, str] = {
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
+    "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_16":
+        ">= vs > at A exactly 4 mm off to the side: measure zero for floats (4.1 and 3.9 mm are tested)",
+    "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_26":
+        "<= vs < at A exactly 4 mm over its place: measure zero for floats (4.1 and 3.9 mm are tested)",
+    "pixelrig.experts.pick.xǁStackExpertǁlet_go__mutmut_11":
+        ">= vs > at an opening of exactly 7 cm: measure zero for floats (6.9 and 7.1 cm are tested)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -226,6 +226,9 @@ def test_stack_lets_go_where_it_put_a_down_then_leaves_straight_up() -> None:
     assert run(expert, obs(**o, gripper_opening=0.071)) is not None and expert.phase == "leave"
     action = run(expert, obs(**o, gripper_opening=0.071))
     assert np.allclose(action, [0.0, 0.0, 0.5, OPEN])  # 7 cm up at half speed
+    o["ee_pos"] = where + [0.0, 0.0, 0.07]
+    action = run(expert, obs(**o, gripper_opening=0.071))
+    assert np.allclose(action, [0.0, 0.0, 0.2, OPEN], atol=1e-5)  # to 8 cm over where it let go, no higher
     expert = StackExpert(TaskEnv())
     expert.go("release")
     expert.memory["released_at"] = where
@@ -268,6 +271,11 @@ def test_pick_place_raises_5_cm_over_the_higher_of_target_and_grasp_then_carries
         expert = PickPlaceExpert(TaskEnv())
         carrying(expert, "carry", over + [dx, 0.0, 0.0], over - grip + [dx, 0.0, 0.0], target, CUBE, vel=vel)
         assert expert.phase == phase, (dx, vel)
+    off = np.array([0.004, -0.002, 0.003])  # held off its centre: the body, not the gripper, goes over the target
+    expert = PickPlaceExpert(TaskEnv())
+    action = carrying(expert, "carry", over + [-0.02, 0.0, 0.0] + off - grip, over - grip + [-0.02, 0.0, 0.0], target,
+                      grasped_at=CUBE)
+    assert np.allclose(action, [0.4, 0.0, 0.0, CLOSED], atol=1e-5)
     action = carrying(expert, "place", over, over - grip, target)
     assert expert.phase == "place" and np.allclose(action, [0.0, 0.0, -0.5, CLOSED])  # down at half speed
     action = carrying(expert, "place", target + grip + [0.0, 0.0, 0.01], target + [0.0, 0.0, 0.01], target)
