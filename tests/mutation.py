@@ -396,6 +396,8 @@ EQUIVALENT: dict[str, str] = {
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_18": "slice(None, 2) is slice(0, 2)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_20": "slice(2) is slice(None, 2), which is slice(0, 2)",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_60": "slice(None, 2) is slice(0, 2)",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_62": "slice(2) is slice(None, 2), which is slice(0, 2)",
     "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_16":
         ">= vs > at A exactly 4 mm off to the side: measure zero for floats (4.1 and 3.9 mm are tested)",
     "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_26":
