@@ -394,6 +394,18 @@ EQUIVALENT: dict[str, str] = {
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
+    "pixelrig.experts.x_find_experts__mutmut_3":
+        "iter_modules over the package's one folder gives ModuleInfo tuples with the same finder first, so "
+        "they sort by name either way",
+    "pixelrig.experts.x_find_experts__mutmut_5":
+        "iter_modules over the package's one folder gives ModuleInfo tuples with the same finder first, so "
+        "they sort by name either way",
+    "pixelrig.experts.base.x_wrap__mutmut_3":
+        "(angle - period / 2) % period is (angle + period / 2) % period: the two differ by one period",
+    "pixelrig.experts.base.xǁExpertǁnear__mutmut_7":
+        "<= vs < at a distance of exactly the tolerance: measure zero for floats (both sides are tested)",
+    "pixelrig.experts.base.xǁExpertǁslow__mutmut_6":
+        "<= vs < at a speed of exactly the threshold: measure zero for floats (both sides are tested)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_18": "slice(None, 2) is slice(0, 2)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_20": "slice(2) is slice(None, 2), which is slice(0, 2)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_60": "slice(None, 2) is slice(0, 2)",

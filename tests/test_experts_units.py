@@ -475,3 +475,15 @@ def test_find_experts_takes_the_classes_that_name_their_own_task(tmp_path, monke
     finally:
         for name in ("alpha", "beta", "gamma"):
             sys.modules.pop(f"pixelrig.experts.{name}", None)
+
+
+def test_experts_is_derived_on_first_use_and_kept(monkeypatch) -> None:
+    """``pixelrig.experts.EXPERTS`` is found on first use (the module's ``__getattr__``), then kept in the module."""
+    import pixelrig.experts as experts
+
+    monkeypatch.delitem(vars(experts), "EXPERTS", raising=False)  # as if never used in this process
+    found = experts.EXPERTS
+    assert isinstance(found, dict) and found["pixelrig/PandaLift-v0"] is LiftExpert
+    assert vars(experts)["EXPERTS"] is found and experts.EXPERTS is found
+    with pytest.raises(AttributeError, match="module 'pixelrig.experts' has no attribute 'experts'"):
+        experts.experts  # noqa: B018
