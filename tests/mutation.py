@@ -406,6 +406,14 @@ EQUIVALENT: dict[str, str] = {
         "<= vs < at a distance of exactly the tolerance: measure zero for floats (both sides are tested)",
     "pixelrig.experts.base.xǁExpertǁslow__mutmut_6":
         "<= vs < at a speed of exactly the threshold: measure zero for floats (both sides are tested)",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_7":
+        "np.asarray without a dtype keeps goal's values, and subtracting the float64 ee_pos promotes them to "
+        "float64: the same numbers",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_9":
+        "np.asarray without a dtype keeps goal's values, and subtracting the float64 ee_pos promotes them to "
+        "float64: the same numbers",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_15":
+        "at norm == speed the step is scaled by speed / norm = 1: the same step",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_18": "slice(None, 2) is slice(0, 2)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_20": "slice(2) is slice(None, 2), which is slice(0, 2)",
     "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_60": "slice(None, 2) is slice(0, 2)",

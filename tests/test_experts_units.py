@@ -98,6 +98,13 @@ def test_move_steps_towards_the_goal_at_most_speed(ee, goal, speed: float, gripp
     assert np.linalg.norm(default[:3]) == pytest.approx(min(norm, 1.0), rel=1e-5, abs=1e-6)
 
 
+def test_move_keeps_every_action_within_the_space_at_any_speed() -> None:
+    expert = LiftExpert(TaskEnv())
+    expert.o = {"ee_pos": np.zeros(3)}
+    action = expert.move([1.0, -1.0, 0.02], OPEN, speed=3.0)  # 3 x full scale asked: each axis clipped to [-1, 1]
+    assert np.allclose(action, [1.0, -1.0, 0.02 / math.sqrt(2.0004) * 3.0, OPEN], atol=1e-5)
+
+
 def test_near_slow_and_holds_are_strict_at_their_thresholds() -> None:
     expert = LiftExpert(TaskEnv())
     expert.o = {"ee_pos": np.zeros(3), "ee_linvel": np.array([0.03, 0.0, 0.0]), "cube_contacts": np.array([1.0, 1.0])}
@@ -123,7 +130,7 @@ def test_phases_count_their_steps_and_reset_starts_over() -> None:
             return np.zeros(4, np.float32)
 
     expert = Counting(TaskEnv())
-    assert (expert.phase, expert.steps_in_phase, expert.memory, expert.rotates) == ("a", 0, {}, False)
+    assert (expert.phase, expert.steps_in_phase, expert.memory, expert.rotates, expert.o) == ("a", 0, {}, False, {})
     for _ in range(3):
         expert(obs())
     assert (expert.phase, expert.steps_in_phase) == ("a", 3)
@@ -487,3 +494,11 @@ def test_experts_is_derived_on_first_use_and_kept(monkeypatch) -> None:
     assert vars(experts)["EXPERTS"] is found and experts.EXPERTS is found
     with pytest.raises(AttributeError, match="module 'pixelrig.experts' has no attribute 'experts'"):
         experts.experts  # noqa: B018
+
+
+
+def test_an_env_without_a_control_mode_is_refused_by_name() -> None:
+    env = TaskEnv()
+    del env.control
+    with pytest.raises(ValueError, match=re.escape("(got control=None)")):
+        LiftExpert(env)
