@@ -462,6 +462,25 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_envs_control.py::test_each_controller_setting_is_checked_with_its_whole_message",),
            edits=(Edit("pixelrig/control/task_space.py", "if not np.all(low < high):",
                        "if not np.all(low <= high):"),)),
+    Mutant("stack-align-to-b", "Stack's align stage measures A's distance to B's centre, not to A's place on B",
+           ("tests/test_envs_documented_tasks.py::test_the_dense_reward_is_the_documented_weighted_stages"
+            "[pixelrig/PandaStack-v0]",),
+           edits=(Edit("pixelrig/tasks/stack.py", '"align": closeness(float(np.linalg.norm(a - self.stack_target()))),',
+                       '"align": closeness(float(np.linalg.norm(a - self.position("cube_b")))),'),)),
+    Mutant("push-target-in-default-client", "PandaPush moves its target disc in pybullet's default client, another "
+           "env's when several are open",
+           ("tests/test_tasks_reach_push.py::test_two_envs_open_at_once_each_keep_their_own_bodies"
+            "[pixelrig/PandaPush-v0]",),
+           edits=(Edit("pixelrig/tasks/push.py",
+                       "p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1), "
+                       "physicsClientId=c)",
+                       "p.resetBasePositionAndOrientation(self.target, self.target_pos.tolist(), (0, 0, 0, 1))"),)),
+    Mutant("grasp-never-gives-up-descending", "the picking experts' descent waits 250 steps, not 25, for the body "
+           "to come between the fingers",
+           ("tests/test_experts_units.py::test_grasp_descends_at_half_speed_and_closes_within_6_mm_or_between_the_"
+            "fingers_or_after_25_steps",),
+           edits=(Edit("pixelrig/experts/pick.py", "self.holds(self.body) or self.steps_in_phase >= 25:",
+                       "self.holds(self.body) or self.steps_in_phase >= 250:"),)),
 )
 
 

@@ -6,8 +6,9 @@ tests against each mutant in a forked worker. This driver runs one mutmut sessio
 the tree (mutmut writes its ``mutants/`` folder beside the sources), with Hypothesis's ``mutation`` profile (no
 shrinking, derandomised: a mutant is killed or not, the same each run), then reads mutmut's results and writes
 ``docs/mutation.json`` and the table of ``docs/mutation.md``: per module the mutants, the killed (timeouts count as
-killed: the mutant hangs what it broke), the survivors, those no selected test reaches, the ones judged equivalent
-(:data:`EQUIVALENT`, each with its reason) and the kill rate over the non-equivalent ones.
+killed: the mutant hangs what it broke; so do segfaults: it crashed the tests), the survivors, those no selected test
+reaches, the ones judged equivalent (:data:`EQUIVALENT`, each with its reason) and the kill rate over the
+non-equivalent ones.
 
     python -m tests.mutation                 # every group (make mutation; hours on 2 cores)
     python -m tests.mutation lens noise      # some groups
@@ -88,6 +89,25 @@ GROUPS: dict[str, Group] = {
                          "test_the_summary_words_the_counts_the_processes_and_what_was_there",
                          "test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed",
                      ))),
+    "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py"),
+                         ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py",
+                          "tests/test_tasks_goal_obs.py")),
+    "tasks-peg": Group(("pixelrig/tasks/peg_insert.py",),
+                       ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py")),
+    "tasks-goal": Group(("pixelrig/tasks/reach.py", "pixelrig/tasks/push.py"),
+                        ("tests/test_tasks_reach_push.py", "tests/test_tasks_goal_obs.py",
+                         "tests/test_envs_tasks_and_checkers.py")),
+    "tasks-objects": Group(("pixelrig/tasks/pick_object.py",),
+                           ("tests/test_envs_tasks_manipulation.py", "tests/test_envs_documented_tasks.py")),
+    "tasks-other": Group(("pixelrig/tasks/cartpole.py", "pixelrig/tasks/ant.py", "pixelrig/tasks/hopper.py",
+                          "pixelrig/tasks/walker2d.py", "pixelrig/tasks/half_cheetah.py", "pixelrig/tasks/__init__.py"),
+                         ("tests/test_tasks_locomotion.py", "tests/test_tasks_registration.py")),
+    "experts-pick": Group(("pixelrig/experts/pick.py",), ("tests/test_experts_units.py", "tests/test_experts.py")),
+    "experts-base": Group(("pixelrig/experts/base.py", "pixelrig/experts/__init__.py"),
+                          ("tests/test_experts_units.py", "tests/test_experts.py", "tests/test_tasks_registration.py")),
+    "experts-other": Group(("pixelrig/experts/peg.py", "pixelrig/experts/push.py"),
+                           ("tests/test_experts_units.py", "tests/test_experts.py",
+                            "tests/test_envs_tasks_and_checkers.py")),
 }
 """Every group by name."""
 
@@ -340,10 +360,119 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_7": _GRIPPER_DTYPE,
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_9": _GRIPPER_DTYPE,
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_11": _GRIPPER_DTYPE,
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁreleased__mutmut_3":
+        ">= vs > at a gripper opening of exactly 0.06 m: measure zero for floats (0.0595 and 0.0605 are tested)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁreleased__mutmut_14":
+        "> vs >= at a clearance of exactly 0.05 m: measure zero for floats (0.96 and 1.04 of it are tested)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_10":
+        "<= vs < at an offset across of exactly 0.02 m: measure zero for floats (0.97 and 1.03 of it are tested)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_13":
+        "<= vs < at a height offset of exactly 5 mm: measure zero for floats (0.9 and 1.1 of it are tested)",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁis_success__mutmut_1":
+        "> vs >= at a rise of exactly 0.10 m: measure zero for floats (9.9 and 10.1 cm are tested)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁis_success__mutmut_1":
+        "<= vs < at a distance of exactly 0.03 m: measure zero for floats (0.98 and 1.02 of it are tested)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_1":
+        "PandaManipulationEnv.reset_task ignores its options (it puts the arm back): None and the options alike",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_20":
+        "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_41":
+        "<= vs < at a draw of exactly air_probability: measure zero for floats",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_57":
+        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
+        "draws the same turned",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_58":
+        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
+        "draws the same turned",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_59":
+        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
+        "draws the same turned",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_60":
+        "(0, 0, 0, 2) is normalised to the identity by pybullet; and the target is a sphere drawn only: its "
+        "orientation is in no observation, goal or reward, and a sphere draws the same turned",
+    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_50":
+        "(0, 0, 0, 2) is normalised by pybullet to (0, 0, 0, 1): the same orientation",
+    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_66":
+        "(0, 0, 0, 2) is normalised by pybullet to (0, 0, 0, 1): the same orientation",
+    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_65":
+        "(0, 0, 1, 1) turns the target disc a quarter turn about its own axis: a one-colour disc drawn only, the "
+        "same in every image, and its orientation is in no observation, goal or reward",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_39":
+        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
+        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_40":
+        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
+        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_31":
+        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
+        "moves the sphere there before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_36":
+        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
+        "moves the sphere there before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_2":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_3":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_4":
+        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
+        "before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_11":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_9":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_11":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_20":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_21":
+        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10":
+        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
+        "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
+    "pixelrig.experts.x_find_experts__mutmut_3":
+        "iter_modules over the package's one folder gives ModuleInfo tuples with the same finder first, so "
+        "they sort by name either way",
+    "pixelrig.experts.x_find_experts__mutmut_5":
+        "iter_modules over the package's one folder gives ModuleInfo tuples with the same finder first, so "
+        "they sort by name either way",
+    "pixelrig.experts.base.x_wrap__mutmut_3":
+        "(angle - period / 2) % period is (angle + period / 2) % period: the two differ by one period",
+    "pixelrig.experts.base.xǁExpertǁnear__mutmut_7":
+        "<= vs < at a distance of exactly the tolerance: measure zero for floats (both sides are tested)",
+    "pixelrig.experts.base.xǁExpertǁslow__mutmut_6":
+        "<= vs < at a speed of exactly the threshold: measure zero for floats (both sides are tested)",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_7":
+        "np.asarray without a dtype keeps goal's values, and subtracting the float64 ee_pos promotes them to "
+        "float64: the same numbers",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_9":
+        "np.asarray without a dtype keeps goal's values, and subtracting the float64 ee_pos promotes them to "
+        "float64: the same numbers",
+    "pixelrig.experts.base.xǁExpertǁmove__mutmut_15":
+        "at norm == speed the step is scaled by speed / norm = 1: the same step",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_18": "slice(None, 2) is slice(0, 2)",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_20": "slice(2) is slice(None, 2), which is slice(0, 2)",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_60": "slice(None, 2) is slice(0, 2)",
+    "pixelrig.experts.pick.xǁGraspExpertǁact__mutmut_62": "slice(2) is slice(None, 2), which is slice(0, 2)",
+    "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_16":
+        ">= vs > at A exactly 4 mm off to the side: measure zero for floats (4.1 and 3.9 mm are tested)",
+    "pixelrig.experts.pick.xǁStackExpertǁarrive__mutmut_26":
+        "<= vs < at A exactly 4 mm over its place: measure zero for floats (4.1 and 3.9 mm are tested)",
+    "pixelrig.experts.pick.xǁStackExpertǁlet_go__mutmut_11":
+        ">= vs > at an opening of exactly 7 cm: measure zero for floats (6.9 and 7.1 cm are tested)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
-KILLED = {1, 3, 36, 24, -24, 152, 255}  # mutmut's exit codes: failed tests, pytest's internal error, timeouts
+KILLED = {1, 3, 36, 24, -24, 152, 255, -11}  # mutmut's exit codes: failed tests, pytest's internal error, timeouts,
+# and SIGSEGV: the mutant crashed the test process (a None handed to pybullet's C API, say)
 SURVIVED = {0}
 NO_TESTS = {5, 33}
 

@@ -117,6 +117,9 @@ def test_stack_on_b_is_the_documented_distance_across_and_height() -> None:
             for scale, ok in ((0.9, True), (1.1, False)):
                 put_a_on_b(base, (0.0, 0.0, dz * scale))
                 assert base.on_b() is ok and base.is_success() is ok, (dz, scale)
+            # near both limits at once: across is in the table plane only, the height not part of it
+            put_a_on_b(base, diagonal * doc["across"] * 0.99 + [0.0, 0.0, dz * 0.9])
+            assert base.on_b() and base.is_success(), dz
     finally:
         env.close()
 
@@ -178,9 +181,48 @@ def test_stack_needs_both_cubes_still_by_the_documented_speeds(body: str) -> Non
         env.close()
 
 
+def documented_stages(env_id: str, o: dict[str, np.ndarray], rest: float) -> dict[str, float]:
+    """Each stage as the stages table and the observation's documented terms define it (``o``: the observation by
+    term; ``rest``: the height the body's centre started at). Distances enter as ``1 - tanh(k d)``."""
+    k = float(doc_match(r"Distances enter as `1 - tanh\((\d+) d\)`")[1])
+    close = lambda d: 1.0 - math.tanh(k * float(np.linalg.norm(d)))  # noqa: E731
+    body = {"pixelrig/PandaStack-v0": "cube_a", "pixelrig/PandaPegInsert-v0": "peg",
+            "pixelrig/PandaPickObject-v0": "object"}.get(env_id, "cube")
+    grasp = float(np.all(o[f"{body}_contacts"] == 1.0))  # both fingers touch it
+    stages = {"reach": close(o[f"{body}_rel_pos"]), "grasp": grasp}
+    if env_id == "pixelrig/PandaPickObject-v0":  # reach: to the middle of the object's box
+        stages["reach"] = close((o["object_aabb"][:3] + o["object_aabb"][3:]) / 2 - o["ee_pos"])
+    if env_id in ("pixelrig/PandaLift-v0", "pixelrig/PandaPickObject-v0"):
+        lift = number(doc_match(r"`lift` \(0.5\) its rise over (\d+) cm")[1]) * CM
+        stages["lift"] = grasp * float(np.clip((o[f"{body}_pos"][2] - rest) / lift, 0.0, 1.0))
+    elif env_id == "pixelrig/PandaPickPlace-v0":
+        stages["place"] = close(o["target_rel_pos"])
+    elif env_id == "pixelrig/PandaStack-v0":
+        stages["align"] = close(o["cube_a_pos"] - o["target_pos"])  # target_pos: where A's centre rests on B
+        doc, off = stack_documented(), o["cube_a_pos"] - o["target_pos"]
+        on_b = np.linalg.norm(off[:2]) < doc["across"] and abs(off[2]) < doc["height"]
+        released = (o["gripper_opening"][0] > doc["open"] and not o["cube_a_contacts"].any()  # the fingers: the
+                    and np.linalg.norm(o["cube_a_rel_pos"]) >= doc["clearance"])  # links that come near A
+        stages["release"] = float(on_b and released)
+    elif env_id == "pixelrig/PandaPegInsert-v0":
+        m = doc_match(r"a 2 × 2 × 10 cm peg into a square hole with (\d+) mm of clearance each side")
+        half_hole = 0.01 + float(m[1]) / 1000
+        depth = number(doc_match(r"`insert` \(0.3\) its depth over (\d+) cm")[1]) * CM
+        x, y, z, w = o["hole_quat"].astype(np.float64)
+        rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        offset = rot.T @ o["peg_bottom_rel_pos"]  # the lower end in the block's axes, from the opening
+        inside = float(np.all(np.abs(offset[:2]) < half_hole))
+        stages["align"] = close(o["peg_bottom_rel_pos"])
+        stages["insert"] = inside * float(np.clip(-offset[2] / depth, 0.0, 1.0))
+    return stages
+
+
 @pytest.mark.parametrize("env_id", TASK_IDS)
 def test_the_dense_reward_is_the_documented_weighted_stages(env_id: str) -> None:
-    """From states along a random, then an expert episode: -1 + Σ weight × stage with the documented weights."""
+    """From states along a random, then an expert episode: -1 + Σ weight × stage with the documented weights, each
+    stage as the stages table defines it, computed from the observation's documented terms."""
     from pixelrig.experts import EXPERTS
 
     short = env_id.split("/")[1].removeprefix("Panda").removesuffix("-v0")
@@ -190,19 +232,27 @@ def test_the_dense_reward_is_the_documented_weighted_stages(env_id: str) -> None
     try:
         obs, info = env.reset(seed=1)
         assert set(info) == {"is_success", *weights}
+        layout = env.unwrapped.observation_layout
+        body = next(t for t in layout if t.endswith("_pos") and t != "ee_pos")
+        rest = float(obs[layout[body]][2])
         expert = EXPERTS[env_id](env)
         env.action_space.seed(1)
-        checked, rewards = 0, set()
+        checked, rewards, seen = 0, set(), {k: set() for k in weights}
         for t in range(env.spec.max_episode_steps):
             obs, reward, terminated, truncated, info = env.step(env.action_space.sample() if t < 5 else expert(obs))
-            if not info["is_success"]:
-                stages = {k: info[k] for k in weights}
+            stages = {k: info[k] for k in weights}
+            o = {term: obs[span] for term, span in layout.items()}
+            assert stages == pytest.approx(documented_stages(env_id, o, rest), abs=2e-5), t  # float32 terms
+            if not info["is_success"]:  # on success the reward is 0, the stages are still reported
                 assert reward == pytest.approx(-1.0 + sum(w * stages[k] for k, w in weights.items()), abs=1e-12)
                 checked += 1
                 rewards.add(round(reward, 6))
+                for k, v in stages.items():
+                    seen[k].add(round(v, 3))
             if terminated or truncated:
                 break
         assert checked > 10 and len(rewards) > 5  # states that told the weights apart
+        assert {1.0, 0.0} <= seen["grasp"] and all(len(v) > 1 for k, v in seen.items() if k != "release"), seen
     finally:
         env.close()
 
@@ -287,5 +337,43 @@ def test_start_positions_fill_the_documented_ranges(env_id: str) -> None:
                 assert lo - 1e-6 <= pts[:, axis].min() and pts[:, axis].max() <= hi + 1e-6, (name, axis)
                 span = hi - lo
                 assert pts[:, axis].min() < lo + 0.2 * span and pts[:, axis].max() > hi - 0.2 * span, (name, axis)
+    finally:
+        env.close()
+
+
+def test_peg_and_block_are_the_documented_bodies() -> None:
+    """PegInsert's docstring: a peg 2 × 2 × 10 cm, 0.05 kg, friction 1, orange, standing on its end; a block
+    12 × 12 × 5 cm, grey, fixed (no mass), four boxes drawn where they collide, standing on the table."""
+    from pixelrig.envs.panda import TABLE_TOP
+    from pixelrig.tasks.peg_insert import PandaPegInsertEnv
+
+    doc = re.sub(r"\s+", " ", PandaPegInsertEnv.__doc__)
+    m = re.search(r"a peg \((\d+) × (\d+) × (\d+) cm, ([\d.]+) kg, friction (\d+), orange\) standing on its end, "
+                  r"and a block \((\d+) × (\d+) × (\d+) cm, grey, fixed to the table\)", doc)
+    assert m, "PandaPegInsertEnv's docstring no longer describes the bodies as the test reads them"
+    peg_size, mass, friction = np.array([float(v) for v in m.group(1, 2, 3)]) * CM, float(m[4]), float(m[5])
+    block_size = np.array([float(v) for v in m.group(6, 7, 8)]) * CM
+    env, base = made("pixelrig/PandaPegInsert-v0")
+    c = base.client
+    try:
+        peg, block = base.body_id("peg"), base.body_id("hole")
+        assert p.getDynamicsInfo(peg, -1, physicsClientId=c)[:2] == (mass, friction)
+        (shape,) = p.getCollisionShapeData(peg, -1, physicsClientId=c)
+        assert shape[2] == p.GEOM_BOX and np.allclose(shape[3], peg_size)
+        (look,) = p.getVisualShapeData(peg, physicsClientId=c)
+        assert np.allclose(look[3], peg_size) and look[7][0] > look[7][1] > look[7][2]  # orange
+        assert base.position("peg")[2] == pytest.approx(TABLE_TOP + peg_size[2] / 2)  # standing on its end
+        assert p.getDynamicsInfo(block, -1, physicsClientId=c)[0] == 0.0  # fixed
+        walls = p.getCollisionShapeData(block, -1, physicsClientId=c)
+        looks = p.getVisualShapeData(block, physicsClientId=c)
+        assert len(walls) == len(looks) == 4
+        for wall, look in zip(walls, looks, strict=True):  # each wall drawn where it collides, grey
+            assert wall[2] == look[2] == p.GEOM_BOX and np.allclose(wall[3], look[3]) and np.allclose(wall[5], look[5])
+            assert look[7][0] == look[7][1] and abs(look[7][2] - look[7][0]) < 0.1
+        quat = base.body_pose("hole")[1]
+        base.set_body_pose("hole", base.position("hole"), (0.0, 0.0, 0.0, 1.0))  # square to the axes
+        low, high = p.getAABB(block, physicsClientId=c)
+        assert np.allclose(np.subtract(high, low), block_size, atol=1e-9) and low[2] == pytest.approx(TABLE_TOP)
+        base.set_body_pose("hole", base.position("hole"), quat)
     finally:
         env.close()

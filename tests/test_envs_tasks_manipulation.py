@@ -162,20 +162,33 @@ def test_pick_place_succeeds_within_3_cm_of_the_target() -> None:
 
 
 def test_pick_place_targets_are_in_the_air_or_on_the_table_by_seed() -> None:
+    """The target: x ∈ [0.40, 0.65], y ∈ [-0.20, 0.20] (the range filled, each seed its own), at least 0.10 m from
+    the cube, on the table or 0.05-0.20 m higher about half the time; the green sphere drawn there (in this env's
+    own physics client: another env is open, pybullet's default client may be that one)."""
+    other = gym.make("pixelrig/PandaPickPlace-v0")
     env = gym.make("pixelrig/PandaPickPlace-v0")
     try:
-        heights = []
+        heights, xys = [], []
         for seed in range(40):
             obs, _ = env.reset(seed=seed)
             layout = env.unwrapped.observation_layout
             target, cube = obs[layout["target_pos"]], obs[layout["cube_pos"]]
             assert np.linalg.norm(target[:2] - cube[:2]) >= 0.10 - 1e-6
             heights.append(float(target[2]) - CUBE_REST)
+            xys.append(env.unwrapped.target_pos[:2])
+            np.testing.assert_allclose(env.unwrapped.body_pose("target")[0], env.unwrapped.target_pos, atol=1e-12)
         on_table = sum(abs(h) < 1e-6 for h in heights)
         assert 10 <= on_table <= 30, heights  # about half
         assert all(abs(h) < 1e-6 or 0.05 - 1e-6 <= h <= 0.20 + 1e-6 for h in heights)
+        air = [h for h in heights if h > 1e-6]
+        assert min(air) < 0.08 and max(air) > 0.17
+        xys = np.array(xys)
+        for axis, (lo, hi) in enumerate(((0.40, 0.65), (-0.20, 0.20))):
+            # strictly inside: a continuous draw never lands on an end, a collapsed range always does
+            assert lo < xys[:, axis].min() < lo + 0.2 * (hi - lo) and hi - 0.2 * (hi - lo) < xys[:, axis].max() < hi
     finally:
         env.close()
+        other.close()
 
 
 def stack_a_on_b(base: PandaManipulationEnv, offset=(0.0, 0.0, 0.0)) -> None:
@@ -431,3 +444,39 @@ def test_rotations_of_the_start_keep_cubes_flat() -> None:
         assert np.ptp(yaws) > 1.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("env_id, cubes", [("pixelrig/PandaLift-v0", {"cube": "red"}),
+                                           ("pixelrig/PandaPickPlace-v0", {"cube": "red"}),
+                                           ("pixelrig/PandaStack-v0", {"cube_a": "red", "cube_b": "blue"})])
+def test_the_bodies_are_the_documented_ones(env_id: str, cubes: dict[str, str]) -> None:
+    """Red (A) and blue (B) 5 cm, 0.1 kg cubes; PickPlace's target a green sphere 3 cm across, drawn only (no
+    collision, no mass: it stays where it is put). Another env is open, so the bodies are made in this env's own
+    physics client, not pybullet's default one."""
+    from pixelrig.envs.manipulation import BLUE, GREEN, RED
+
+    colours = {"red": RED, "blue": BLUE}
+    other = gym.make(env_id)
+    env = gym.make(env_id)
+    base = env.unwrapped
+    c = base.client
+    try:
+        env.reset(seed=3)
+        for name, colour in cubes.items():
+            body = base.body_id(name)
+            (look,) = p.getVisualShapeData(body, physicsClientId=c)
+            assert np.allclose(look[7], colours[colour]), (name, look[7])
+            (shape,) = p.getCollisionShapeData(body, -1, physicsClientId=c)
+            assert np.allclose(shape[3], [0.05] * 3) and p.getDynamicsInfo(body, -1, physicsClientId=c)[0] == 0.1
+        if env_id == "pixelrig/PandaPickPlace-v0":
+            target = base.body_id("target")
+            (look,) = p.getVisualShapeData(target, physicsClientId=c)
+            assert look[2] == p.GEOM_SPHERE and look[3][0] == 0.015 and np.allclose(look[7], GREEN)
+            assert p.getCollisionShapeData(target, -1, physicsClientId=c) == ()
+            assert p.getDynamicsInfo(target, -1, physicsClientId=c)[0] == 0.0
+            for _ in range(5):
+                env.step(np.zeros(4, np.float32))
+            np.testing.assert_allclose(base.body_pose("target")[0], base.target_pos, atol=1e-12)
+    finally:
+        env.close()
+        other.close()

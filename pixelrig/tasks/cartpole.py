@@ -24,7 +24,7 @@ class CartPoleEnv(Observed, BulletEnv):
     - Time: time step 0.01 s, 2 physics steps per ``step()`` (dt = 0.02 s, as Gymnasium's CartPole).
     - Action: ``Box(-1, 1, (1,))``, the force on the cart in units of ``force_mag`` (10 N).
     - Observation: ``[x, theta, x_dot, theta_dot]`` (positions first), float32; ``observation_layout`` names
-      them.
+      them. Bounds: ±4.8 m and ±0.4 rad, twice the termination limits (as Gymnasium's CartPole), unbounded rates.
     - Reward: +1 per step while balanced. Terminates when ``|theta| > 0.2`` rad or ``|x| > 2.4`` m.
       Registered with a 500-step time limit (truncation).
     - Start: all four state variables uniform in [-0.05, 0.05] ("swing-free": the pole starts upright).

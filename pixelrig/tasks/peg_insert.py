@@ -45,9 +45,9 @@ def block_walls() -> list[tuple[tuple[float, float, float], tuple[float, float, 
 class PandaPegInsertEnv(PandaManipulationEnv):
     """Insert a square peg into a square hole (``pixelrig/PandaPegInsert-v0``).
 
-    - World: PandaEnv's, a peg (2 × 2 × 10 cm, 0.05 kg, orange) standing on its end, and a block (12 × 12 × 5 cm,
-      grey, fixed to the table) with a square hole through it, 2.4 cm across: 2 mm of clearance each side of the
-      peg. The block is four boxes around the hole (one body, ``hole``).
+    - World: PandaEnv's, a peg (2 × 2 × 10 cm, 0.05 kg, friction 1, orange) standing on its end, and a block
+      (12 × 12 × 5 cm, grey, fixed to the table) with a square hole through it, 2.4 cm across: 2 mm of clearance
+      each side of the peg. The block is four boxes around the hole (one body, ``hole``).
     - Start: the peg at x ∈ [0.40, 0.55], y ∈ [-0.20, -0.08]; the block at x ∈ [0.45, 0.60], y ∈ [0.06, 0.20];
       each at any yaw. A square peg fits its hole only within about ±10° of the hole's heading (modulo 90°), so the
       task controls orientation: ``ee_delta_pose`` with the gripper by default (7 actions: Δxyz × 0.05 m, an

@@ -27,7 +27,8 @@ class PandaPushEnv(PandaEnv):
     - Success (``info["is_success"]``): that distance < 0.05 m; the episode then terminates.
       Registered with a 100-step time limit.
     - Start: arm at its neutral pose; cube uniform in x ∈ [0.40, 0.60], y ∈ [-0.15, 0.15]; target uniform in
-      x ∈ [0.40, 0.70], y ∈ [-0.20, 0.20], at least 0.10 m from the cube.
+      x ∈ [0.40, 0.70], y ∈ [-0.20, 0.20], at least 0.10 m from the cube. The target is a green disc 8 cm across
+      and 2 mm thick lying on the table, drawn only (no collision; it has a label id).
     - ``goal_obs=True``: ``Dict(observation=<the above>, achieved_goal=<the cube's x, y> (2),
       desired_goal=<the target's x, y> (2))``: the goals are in the table plane, where the success is measured;
       success (and sparse reward 0) when they are less than :attr:`distance_threshold` (0.05 m) apart, the task's

@@ -24,7 +24,8 @@ class PandaReachEnv(PandaEnv):
     - Reward: minus the gripper's distance to the target (m). Success (``info["is_success"]``): distance
       < 0.05 m; the episode then terminates. Registered with a 50-step time limit.
     - Start: arm at its neutral pose; target uniform in x ∈ [0.35, 0.65], y ∈ [-0.2, 0.2],
-      z ∈ [0.05, 0.35] m above the table. The target is a small visual-only sphere (it has a label id).
+      z ∈ [0.05, 0.35] m above the table. The target is a green sphere 4 cm across, drawn only (no collision; it has
+      a label id).
     - ``goal_obs=True``: ``Dict(observation=<the above>, achieved_goal=<gripper centre> (3), desired_goal=<target>
       (3))``; success (and sparse reward 0) when they are less than :attr:`distance_threshold` (0.05 m) apart, the
       task's own success. ``reward_type``: "sparse" (the default with goals, -1/0) or "dense" (minus the distance);
