@@ -70,6 +70,21 @@ GROUPS: dict[str, Group] = {
                         "tests/test_vector_autoreset_infos.py")),
     "sb3": Group(("pixelrig/integrations/sb3.py",), ("tests/test_integrations_sb3_infos.py",
                                                      "tests/test_integrations_sb3.py")),
+    "batch": Group(("pixelrig/vector/batched.py", "pixelrig/vector/stack.py", "pixelrig/vector/shared.py"),
+                   ("tests/test_vector_batched_api.py", "tests/test_vector_autoreset_properties.py",
+                    "tests/test_vector_stack.py",
+                    "tests/test_vector.py::test_shared_layout_holds_every_space_kind_and_names_the_others",
+                    "tests/test_vector.py::test_worker_exception_is_raised_with_its_traceback",
+                    "tests/test_vector.py::test_dead_worker_is_reported_not_a_hang",
+                    "tests/test_vector.py::test_worker_dying_at_start_is_reported_with_its_exit_code_and_stderr",
+                    # the batched gl tests that take seconds, not the two that start workers for pixels (the
+                    # scripted envs of test_vector_batched_api.py do that in a fraction of their time)
+                    "tests/test_vector_batched.py::test_tiny_renderer_is_allowed_and_bitwise_equal_to_lone_envs",
+                    "tests/test_vector_batched.py::test_bad_input_raises_before_anything_starts",
+                    "tests/test_vector_batched.py::test_a_step_draws_each_part_of_the_envs_in_one_gl_pass",
+                    "tests/test_vector_batched.py::test_first_observations_equal_lone_gl_envs_seeded_seed_plus_i",
+                    "tests/test_vector_batched.py::test_sensor_cameras_in_a_batched_env_equal_a_sync_one",
+                    "tests/test_vector_batched.py::test_steps_drawn_in_parts_are_deterministic_and_match_one_pass")),
 }
 """Every group by name."""
 
@@ -296,6 +311,21 @@ EQUIVALENT: dict[str, str] = {
         "sets to 0",
     "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
         "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
+    "pixelrig.integrations.sb3.x_env_infos__mutmut_12":
+        "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
+    "pixelrig.integrations.sb3.x_env_infos__mutmut_14":
+        "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁreset__mutmut_2":
+        "seed=[None] * n instead of None: every vector env seeds each env with None either way (Gymnasium's "
+        "SyncVectorEnv makes None that list itself)",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁstep_wait__mutmut_15":
+        "the {} default for an ended env's missing final_info is never used: every same-step vector env (pixelrig's, "
+        "Gymnasium's) adds final_info beside final_obs for each env that ended (an empty step info batches to an "
+        "empty dict with its mask set)",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁstep_wait__mutmut_17":
+        "the {} default for an ended env's missing final_info is never used: every same-step vector env (pixelrig's, "
+        "Gymnasium's) adds final_info beside final_obs for each env that ended (an empty step info batches to an "
+        "empty dict with its mask set)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
