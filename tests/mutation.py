@@ -311,6 +311,10 @@ EQUIVALENT: dict[str, str] = {
         "sets to 0",
     "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
         "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
+    "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_21":
+        "None assigned into a bool array is False: the same restart flags",
+    "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_35":
+        "None assigned into a bool array is False: the same restart flags",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_12":
         "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_14":
