@@ -315,6 +315,25 @@ EQUIVALENT: dict[str, str] = {
         "None assigned into a bool array is False: the same restart flags",
     "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_35":
         "None assigned into a bool array is False: the same restart flags",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_3":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_6":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_15":
+        "next-step's restart flags in disabled mode too: every env that ended is reset (a full reset or its "
+        "reset_mask, both clear its flag) before the next step, which pixelrig's vector envs refuse and Gymnasium's "
+        "assert otherwise",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_19":
+        "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
+        "next step replaces them",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_21":
+        "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
+        "next step replaces them",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_12":
         "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_14":

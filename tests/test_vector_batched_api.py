@@ -47,6 +47,11 @@ class Probe(Scripted):
         return self.t
 
 
+def limited_probe() -> gym.Env:
+    """A Probe under a wrapper (its stack two deep)."""
+    return gym.wrappers.TimeLimit(Probe(), 100)
+
+
 class Broken(gym.Env):
     """An env whose constructor fails (after the first env of a batch was built)."""
 
@@ -145,8 +150,8 @@ def run(venv: BatchedVectorEnv) -> list:
 def test_two_workers_give_what_one_process_gives(mode: str) -> None:
     if AutoresetMode is None and mode == SAME_STEP:
         pytest.skip("gymnasium 1.0 has next-step autoreset only")
-    one = BatchedVectorEnv([Probe] * 3, autoreset_mode=mode)
-    two = BatchedVectorEnv([Probe] * 3, num_workers=2, autoreset_mode=mode)
+    one = BatchedVectorEnv([limited_probe] * 3, autoreset_mode=mode)
+    two = BatchedVectorEnv([limited_probe] * 3, num_workers=2, autoreset_mode=mode)
     try:
         assert one._local is not None and not one.workers and one.shared_memory is None
         assert two._local is None and len(two.workers) == 2 and two.slices == [range(0, 2), range(2, 3)]
@@ -161,7 +166,7 @@ def test_two_workers_give_what_one_process_gives(mode: str) -> None:
         assert a[8] == (12, 12, 12)  # each env's t (1 after a reset and a step) times 10, plus 2
         assert a[17] == (5, 5, 5) and a[18] == (0, 1, 2) and a[19] == (2, 12, 22)
         assert a[20] == a[21] == (0, 1, 2)
-        assert a[22] == [("tests.test_vector_batched_api.Probe",)] * 3
+        assert a[22] == [("gymnasium.wrappers.common.TimeLimit", "tests.test_vector_batched_api.Probe")] * 3
     finally:
         one.close()
         two.close()
