@@ -334,6 +334,11 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_21":
         "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
         "next step replaces them",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_1":
+        "waiting up to 3 s instead of 2 for a worker whose connection closed to be reaped: it is reaped in "
+        "milliseconds, and the wait ends as soon as one has exited",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_5":
+        "dead_workers' own default wait is the same 2.0 s",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_12":
         "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_14":

@@ -264,3 +264,29 @@ def test_workers_take_their_spaces_from_spaces_fn_and_close_frees_them() -> None
         from multiprocessing import shared_memory
 
         shared_memory.SharedMemory(name=block)
+
+
+@pytest.mark.parametrize("what", ["wrapper_names", "call", "set_attr"])
+def test_a_worker_killed_between_calls_is_reported_by_the_next_one(what: str) -> None:
+    """A worker process killed while idle: the next call names what it was doing and the worker's exit code, and
+    the vector env refuses to go on."""
+    import signal
+    import time
+
+    venv = BatchedVectorEnv([Probe] * 2, num_workers=2)
+    try:
+        victim = venv.workers[1]
+        os.kill(victim.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while victim.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        calls = {"wrapper_names": venv.wrapper_names, "call": lambda: venv.get_attr("t"),
+                 "set_attr": lambda: venv.set_attr("t", 1)}
+        with pytest.raises(RuntimeError, match=re.escape(f"a make_vec worker process died during {what}: worker 1 "
+                                                         f"(exit code {-signal.SIGKILL})")):
+            calls[what]()
+        with pytest.raises(RuntimeError, match=re.escape("cannot go on after an earlier failure (a worker process died "
+                                                         f"during {what})")):
+            venv.reset()
+    finally:
+        venv.close()
