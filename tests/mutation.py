@@ -311,6 +311,12 @@ EQUIVALENT: dict[str, str] = {
         "sets to 0",
     "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
         "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
+    "pixelrig.vector.stack.xǁFrameStackǁ__init____mutmut_40":
+        "float zeros for the first restart flags: read only by .any() (False either way) or cleared by a reset "
+        "before the first step replaces them with a bool array",
+    "pixelrig.vector.stack.xǁFrameStackǁ__init____mutmut_42":
+        "float zeros for the first restart flags: read only by .any() (False either way) or cleared by a reset "
+        "before the first step replaces them with a bool array",
     "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_21":
         "None assigned into a bool array is False: the same restart flags",
     "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_35":
