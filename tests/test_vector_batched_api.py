@@ -290,3 +290,19 @@ def test_a_worker_killed_between_calls_is_reported_by_the_next_one(what: str) ->
             venv.reset()
     finally:
         venv.close()
+
+
+def test_put_writes_one_envs_slot_and_refuses_a_tuple_of_another_length() -> None:
+    """shared.put: a nested observation goes into its env's slot only; a Tuple observation with a part missing (or
+    one too many) raises (an env whose observation is not of its space), not passed over in silence."""
+    from gymnasium.vector.utils import create_empty_array
+
+    from pixelrig.vector.shared import put
+
+    space = gym.spaces.Dict({"t": gym.spaces.Tuple((gym.spaces.Box(0.0, 1.0, (2,)), gym.spaces.Discrete(3)))})
+    batch = create_empty_array(space, n=2, fn=np.zeros)
+    put(batch, 1, {"t": (np.ones(2, np.float32), 2)})
+    assert batch["t"][0].tolist() == [[0.0, 0.0], [1.0, 1.0]] and batch["t"][1].tolist() == [0, 2]
+    for bad in ((np.ones(2, np.float32),), (np.ones(2, np.float32), 1, 1)):
+        with pytest.raises(ValueError, match="zip"):
+            put(batch, 0, {"t": bad})
