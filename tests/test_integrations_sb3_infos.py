@@ -196,6 +196,11 @@ def test_over_gymnasiums_sync_vector_env_wrappers_methods_and_images() -> None:
                     autoreset_mode="SameStep")
     try:
         assert PixelVecEnv(RendersNothing(venv)).get_images() == [None, None]
+        venv.metadata = {**venv.metadata, "autoreset_mode": "SameStep"}  # the mode's value, not the enum
+        assert PixelVecEnv(venv).num_envs == 2
+        venv.metadata = {**venv.metadata, "autoreset_mode": "NextStep"}
+        with pytest.raises(ValueError, match=re.escape("got autoreset_mode='NextStep'")):
+            PixelVecEnv(venv)
     finally:
         venv.close()
 
