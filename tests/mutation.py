@@ -349,6 +349,9 @@ EQUIVALENT: dict[str, str] = {
         "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
     "pixelrig.integrations.sb3.x_env_infos__mutmut_14":
         "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁ__init____mutmut_29":
+        "the actions before the first step_async are never read: SB3's VecEnv.step calls step_async before "
+        "step_wait",
     "pixelrig.integrations.sb3.xǁPixelVecEnvǁreset__mutmut_2":
         "seed=[None] * n instead of None: every vector env seeds each env with None either way (Gymnasium's "
         "SyncVectorEnv makes None that list itself)",

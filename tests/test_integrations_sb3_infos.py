@@ -171,7 +171,7 @@ def test_over_gymnasiums_sync_vector_env_wrappers_methods_and_images() -> None:
     ours = make_sb3_vec("pixelrig/CartPole-v0", 2, cams=[CAM], renderer="tiny", env_kwargs=kwargs,
                         vectorization_mode="sync")
     try:
-        assert isinstance(ours.venv, gym.vector.SyncVectorEnv)
+        assert isinstance(ours.venv, gym.vector.SyncVectorEnv) and ours.render_mode == "rgb_array"
         assert ours.env_is_wrapped(gym.wrappers.TimeLimit) == [True, True]
         assert ours.env_is_wrapped(PixelObs, indices=[1]) == [True]
         assert ours.env_is_wrapped(gym.wrappers.FrameStackObservation) == [False, False]
@@ -199,7 +199,10 @@ def test_over_gymnasiums_sync_vector_env_wrappers_methods_and_images() -> None:
         venv.metadata = {**venv.metadata, "autoreset_mode": "SameStep"}  # the mode's value, not the enum
         assert PixelVecEnv(venv).num_envs == 2
         venv.metadata = {**venv.metadata, "autoreset_mode": "NextStep"}
-        with pytest.raises(ValueError, match=re.escape("got autoreset_mode='NextStep'")):
+        with pytest.raises(ValueError, match=re.escape(
+                "PixelVecEnv needs a vector env with same-step autoreset (SB3 resets an env in the step that ends it): "
+                "got autoreset_mode='NextStep'; build it with make_vec(..., autoreset_mode='SameStep') or use "
+                "make_sb3_vec")):
             PixelVecEnv(venv)
     finally:
         venv.close()
