@@ -91,7 +91,7 @@ def test_bad_input_is_refused_with_the_fix() -> None:
                                                            "stacking)")):
                 FrameStack(venv, bad)  # type: ignore[arg-type]
         unreset = FrameStack(venv, 2)  # kept: a wrapper, once collected, closes the env it wraps
-        with pytest.raises(gym.error.ResetNeeded, match=re.escape("FrameStack: call reset() before step()")):
+        with pytest.raises(gym.error.ResetNeeded, match=r"^FrameStack: call reset\(\) before step\(\)$"):
             unreset.step(np.zeros((1, 1), np.float32))
         one = FrameStack(venv, 1)  # one frame: the observations as they are
         assert one.single_observation_space == venv.single_observation_space
