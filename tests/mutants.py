@@ -481,6 +481,24 @@ MUTANTS: tuple[Mutant, ...] = (
             "fingers_or_after_25_steps",),
            edits=(Edit("pixelrig/experts/pick.py", "self.holds(self.body) or self.steps_in_phase >= 25:",
                        "self.holds(self.body) or self.steps_in_phase >= 250:"),)),
+    Mutant("frame-stack-refusal-closes-env", "a FrameStack refused (bad num_frames) wraps the vector env first, so "
+           "once collected it closes the env it refused",
+           ("tests/test_vector_stack.py::test_bad_input_is_refused_with_the_fix",),
+           edits=(Edit("pixelrig/vector/stack.py", "        # checked before wrapping env: a refused FrameStack, once "
+                       "collected, must not close the env it refused\n", "        super().__init__(env)\n"),
+                  Edit("pixelrig/vector/stack.py", "        single = stacked_space(env.single_observation_space, "
+                       "num_frames)\n        super().__init__(env)\n",
+                       "        single = stacked_space(env.single_observation_space, num_frames)\n"))),
+    Mutant("sb3-unmasked-info-dropped", "SB3's per-env infos drop a key that comes without its '_key' mask instead of "
+           "giving it to every env",
+           ("tests/test_integrations_sb3_infos.py::test_env_infos_gives_back_each_envs_info",),
+           edits=(Edit("pixelrig/integrations/sb3.py", 'mask = infos.get(f"_{key}", np.ones(num_envs, bool))',
+                       'mask = infos.get(f"_{key}", np.zeros(num_envs, bool))'),)),
+    Mutant("batched-workers-drop-reset-options", "a batched vector env's worker processes reset their envs without "
+           "the reset options",
+           ("tests/test_vector_batched_api.py::test_two_workers_give_what_one_process_gives",),
+           edits=(Edit("pixelrig/vector/batched.py", 'messages.append(("reset", ([seeds[i] for i in indices], options, '
+                       'part)))', 'messages.append(("reset", ([seeds[i] for i in indices], None, part)))'),)),
 )
 
 

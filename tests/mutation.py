@@ -108,6 +108,21 @@ GROUPS: dict[str, Group] = {
     "experts-other": Group(("pixelrig/experts/peg.py", "pixelrig/experts/push.py"),
                            ("tests/test_experts_units.py", "tests/test_experts.py",
                             "tests/test_envs_tasks_and_checkers.py")),
+    "batch": Group(("pixelrig/vector/batched.py", "pixelrig/vector/stack.py", "pixelrig/vector/shared.py"),
+                   ("tests/test_vector_batched_api.py", "tests/test_vector_autoreset_properties.py",
+                    "tests/test_vector_stack.py",
+                    "tests/test_vector.py::test_shared_layout_holds_every_space_kind_and_names_the_others",
+                    "tests/test_vector.py::test_worker_exception_is_raised_with_its_traceback",
+                    "tests/test_vector.py::test_dead_worker_is_reported_not_a_hang",
+                    "tests/test_vector.py::test_worker_dying_at_start_is_reported_with_its_exit_code_and_stderr",
+                    # the batched gl tests that take seconds, not the two that start workers for pixels (the
+                    # scripted envs of test_vector_batched_api.py do that in a fraction of their time)
+                    "tests/test_vector_batched.py::test_tiny_renderer_is_allowed_and_bitwise_equal_to_lone_envs",
+                    "tests/test_vector_batched.py::test_bad_input_raises_before_anything_starts",
+                    "tests/test_vector_batched.py::test_a_step_draws_each_part_of_the_envs_in_one_gl_pass",
+                    "tests/test_vector_batched.py::test_first_observations_equal_lone_gl_envs_seeded_seed_plus_i",
+                    "tests/test_vector_batched.py::test_sensor_cameras_in_a_batched_env_equal_a_sync_one",
+                    "tests/test_vector_batched.py::test_steps_drawn_in_parts_are_deterministic_and_match_one_pass")),
 }
 """Every group by name."""
 
@@ -468,6 +483,58 @@ EQUIVALENT: dict[str, str] = {
         "<= vs < at A exactly 4 mm over its place: measure zero for floats (4.1 and 3.9 mm are tested)",
     "pixelrig.experts.pick.xǁStackExpertǁlet_go__mutmut_11":
         ">= vs > at an opening of exactly 7 cm: measure zero for floats (6.9 and 7.1 cm are tested)",
+    "pixelrig.vector.stack.xǁFrameStackǁ__init____mutmut_40":
+        "float zeros for the first restart flags: read only by .any() (False either way) or cleared by a reset "
+        "before the first step replaces them with a bool array",
+    "pixelrig.vector.stack.xǁFrameStackǁ__init____mutmut_42":
+        "float zeros for the first restart flags: read only by .any() (False either way) or cleared by a reset "
+        "before the first step replaces them with a bool array",
+    "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_21":
+        "None assigned into a bool array is False: the same restart flags",
+    "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_35":
+        "None assigned into a bool array is False: the same restart flags",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_3":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_6":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7":
+        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
+        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_15":
+        "next-step's restart flags in disabled mode too: every env that ended is reset (a full reset or its "
+        "reset_mask, both clear its flag) before the next step, which pixelrig's vector envs refuse and Gymnasium's "
+        "assert otherwise",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_19":
+        "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
+        "next step replaces them",
+    "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_21":
+        "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
+        "next step replaces them",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_1":
+        "waiting up to 3 s instead of 2 for a worker whose connection closed to be reaped: it is reaped in "
+        "milliseconds, and the wait ends as soon as one has exited",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_5":
+        "dead_workers' own default wait is the same 2.0 s",
+    "pixelrig.integrations.sb3.x_env_infos__mutmut_12":
+        "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
+    "pixelrig.integrations.sb3.x_env_infos__mutmut_14":
+        "the default mask as float ones instead of bools: np.flatnonzero gives every index either way",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁ__init____mutmut_29":
+        "the actions before the first step_async are never read: SB3's VecEnv.step calls step_async before "
+        "step_wait",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁreset__mutmut_2":
+        "seed=[None] * n instead of None: every vector env seeds each env with None either way (Gymnasium's "
+        "SyncVectorEnv makes None that list itself)",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁstep_wait__mutmut_15":
+        "the {} default for an ended env's missing final_info is never used: every same-step vector env (pixelrig's, "
+        "Gymnasium's) adds final_info beside final_obs for each env that ended (an empty step info batches to an "
+        "empty dict with its mask set)",
+    "pixelrig.integrations.sb3.xǁPixelVecEnvǁstep_wait__mutmut_17":
+        "the {} default for an ended env's missing final_info is never used: every same-step vector env (pixelrig's, "
+        "Gymnasium's) adds final_info beside final_obs for each env that ended (an empty step info batches to an "
+        "empty dict with its mask set)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -50,15 +50,17 @@ class FrameStack(gym.vector.VectorWrapper):
     """
 
     def __init__(self, env: gym.vector.VectorEnv, num_frames: int) -> None:
-        super().__init__(env)
+        # checked before wrapping env: a refused FrameStack, once collected, must not close the env it refused
         if isinstance(num_frames, bool) or not isinstance(num_frames, int) or num_frames < 1:
             raise ValueError(f"num_frames={num_frames!r} must be an integer >= 1 (1: no stacking)")
         mode = autoreset_name(env.metadata.get("autoreset_mode", NEXT_STEP))
         if mode == SAME_STEP:
             raise ValueError("FrameStack needs next-step or disabled autoreset (same-step's final_obs would go "
                              "unstacked): build the vector env with autoreset_mode='NextStep'")
+        single = stacked_space(env.single_observation_space, num_frames)
+        super().__init__(env)
         self.num_frames = num_frames
-        self.single_observation_space = stacked_space(env.single_observation_space, num_frames)
+        self.single_observation_space = single
         self.observation_space = batch_space(self.single_observation_space, env.num_envs)
         self._mode = mode
         self._stacks: Any = None

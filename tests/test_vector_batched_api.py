@@ -1,0 +1,308 @@
+"""The batched vector env's API (pixelrig.vector.batched) on scripted envs, no physics nor pixels: quick enough to run
+for every mutant. Worker processes against this process, result for result (seeds, partial resets, options, calls,
+attributes, wrapper stacks), each refusal with its message, the pure helpers (worker_slices, chunk_size,
+check_workers, batched_renderer) under Hypothesis, and what close frees."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pixelrig.vector.autoreset import NEXT_STEP, SAME_STEP, AutoresetMode
+from pixelrig.vector.batched import (
+    BatchedVectorEnv,
+    EnvBatch,
+    batched_renderer,
+    check_workers,
+    chunk_size,
+    worker_slices,
+)
+
+from .conftest import assert_trees_equal
+from .test_vector_autoreset_properties import Scripted
+
+
+class Probe(Scripted):
+    """A scripted env that keeps the options of its last reset and has a method with arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_options: dict[str, Any] | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.last_options = None if options is None else dict(options)
+        return super().reset(seed=seed, options=options)
+
+    def scaled(self, k: int, *, offset: int = 0) -> int:
+        return k * self.t + offset
+
+    def render(self) -> int:  # type: ignore[override]
+        return self.t
+
+
+def limited_probe() -> gym.Env:
+    """A Probe under a wrapper (its stack two deep)."""
+    return gym.wrappers.TimeLimit(Probe(), 100)
+
+
+class Broken(gym.Env):
+    """An env whose constructor fails (after the first env of a batch was built)."""
+
+    def __init__(self) -> None:
+        raise ArithmeticError("Broken env (on purpose)")
+
+
+# ---- the pure helpers ------------------------------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 64).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))))
+def test_worker_slices_are_consecutive_and_balanced_the_first_taking_the_extra(case: tuple[int, int]) -> None:
+    num_envs, num_workers = case
+    slices = worker_slices(num_envs, num_workers)
+    assert len(slices) == num_workers
+    assert [i for s in slices for i in s] == list(range(num_envs))
+    sizes = [len(s) for s in slices]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+    assert sizes == sorted(sizes, reverse=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10_000))
+def test_chunk_size_is_the_smallest_part_of_at_least_4_envs_that_makes_at_most_4_parts(n: int) -> None:
+    chunk = chunk_size(n)
+    assert chunk >= 4 and -(-n // chunk) <= 4
+    assert chunk == 4 or -(-n // (chunk - 1)) > 4
+
+
+def test_check_workers_refuses_what_is_not_1_to_num_envs() -> None:
+    for good in (1, 2, 3):
+        check_workers(3, good)
+    for bad in (0, -1, 1.0, 2.5, True, "2", None):
+        with pytest.raises(ValueError, match=re.escape(f"num_workers={bad!r} must be an integer >= 1 (1 holds every "
+                                                       "env in this process)")):
+            check_workers(3, bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape("num_workers=4 is more than num_envs=3: each worker needs at least "
+                                                   "one env; pass num_workers <= 3")):
+        check_workers(3, 4)
+
+
+def test_batched_renderer_defaults_to_gl_reads_the_variable_and_refuses_egl_for_several_envs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PIXELRIG_RENDERER", "tiny")
+    assert batched_renderer(None, 4, 1) == "tiny"
+    assert batched_renderer("tiny", 4, 2) == "tiny"
+    monkeypatch.setenv("PIXELRIG_RENDERER", "  ")
+    with pytest.raises(ValueError, match="'vulkan'"):
+        batched_renderer("vulkan", 1, 1)
+    message = ("make_vec(vectorization_mode='batched', renderer='egl' -> 'egl', num_envs=3, num_workers=2): pybullet's "
+               "EGL plugin allows one client per process; use renderer='gl' (every env's rig in one "
+               "pass) or vectorization_mode='async'")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        batched_renderer("egl", 3, 2)
+    monkeypatch.setenv("PIXELRIG_RENDERER", "egl")
+    with pytest.raises(ValueError, match=re.escape("renderer='egl' -> 'egl', num_envs=2, num_workers=1")):
+        batched_renderer(None, 2, 1)
+    from pixelrig.render import probe_gl
+
+    if probe_gl().ok:  # where gl runs: the default when nothing is asked
+        monkeypatch.delenv("PIXELRIG_RENDERER")
+        assert batched_renderer(None, 2, 1) == "gl"
+        monkeypatch.setenv("PIXELRIG_RENDERER", " ")
+        assert batched_renderer(None, 2, 1) == "gl"
+
+
+# ---- worker processes against this process -------------------------------------------------------------------
+
+def run(venv: BatchedVectorEnv) -> list:
+    """Seeds (an int, a list with a None), partial resets with options, steps that end episodes, calls, attributes:
+    everything the vector env returned."""
+    n = venv.num_envs
+    out: list = [venv.reset(seed=3), venv.get_attr("np_random_seed"), venv.np_random_seed]
+    out.append(venv.reset(seed=[7, None, 9][:n]))
+    out.append(venv.get_attr("last_options"))
+    options = {"k": 1, "reset_mask": np.array([True, False, True][:n])}
+    out.append(venv.reset(options=options))
+    assert "reset_mask" in options, "reset changed the caller's options"
+    out.append(venv.get_attr("last_options"))
+    for flags in ([[0, 0]] * n, [[1, 0], [0, 0], [0, 1]][:n], [[0, 0]] * n, [[0, 1]] * n, [[0, 0]] * n):
+        out.append(venv.step(np.array(flags, np.int8)))
+        out.append(venv.call("scaled", 10, offset=2))
+    venv.set_attr("t", 5)
+    out.append(venv.get_attr("t"))
+    venv.set_attr("t", list(range(n)))
+    out.append(venv.get_attr("t"))
+    out.append(venv.call("scaled", 10, offset=2))
+    out.append(venv.call("render"))
+    out.append(venv.render())
+    out.append(venv.wrapper_names())
+    out.append([g.bit_generator.state for g in venv.np_random])
+    return out
+
+
+@pytest.mark.parametrize("mode", [NEXT_STEP, SAME_STEP])
+def test_two_workers_give_what_one_process_gives(mode: str) -> None:
+    if AutoresetMode is None and mode == SAME_STEP:
+        pytest.skip("gymnasium 1.0 has next-step autoreset only")
+    one = BatchedVectorEnv([limited_probe] * 3, autoreset_mode=mode)
+    two = BatchedVectorEnv([limited_probe] * 3, num_workers=2, autoreset_mode=mode)
+    try:
+        assert one._local is not None and not one.workers and one.shared_memory is None
+        assert two._local is None and len(two.workers) == 2 and two.slices == [range(0, 2), range(2, 3)]
+        assert two.single_observation_space == one.single_observation_space == Scripted.observation_space
+        assert two.observation_space == one.observation_space == gym.vector.utils.batch_space(
+            Scripted.observation_space, 3)
+        assert two.action_space == one.action_space and two.metadata == one.metadata
+        a, b = run(one), run(two)
+        assert_trees_equal(a, b)
+        assert a[1] == a[2] == (3, 4, 5) and a[4] == (None, None, None)
+        assert a[6] == ({"k": 1}, None, {"k": 1})  # only the masked envs reset, with the options but not the mask
+        assert a[8] == (12, 12, 12)  # each env's t (1 after a reset and a step) times 10, plus 2
+        assert a[17] == (5, 5, 5) and a[18] == (0, 1, 2) and a[19] == (2, 12, 22)
+        assert a[20] == a[21] == (0, 1, 2)
+        assert a[22] == [("gymnasium.wrappers.common.TimeLimit", "tests.test_vector_batched_api.Probe")] * 3
+    finally:
+        one.close()
+        two.close()
+
+
+def test_copy_false_hands_out_the_same_arrays() -> None:
+    """copy=False hands out the same arrays, overwritten by the next call; copy=True new ones each call."""
+    shared = BatchedVectorEnv([Probe] * 2, copy=False)
+    copied = BatchedVectorEnv([Probe] * 2)
+    try:
+        first, _ = shared.reset(seed=0)
+        second, *_ = shared.step(np.zeros((2, 2), np.int8))
+        assert second is first and first[:, 1].tolist() == [1.0, 1.0]
+        first, _ = copied.reset(seed=0)
+        second, *_ = copied.step(np.zeros((2, 2), np.int8))
+        assert second is not first and first[:, 1].tolist() == [0.0, 0.0] and second[:, 1].tolist() == [1.0, 1.0]
+    finally:
+        shared.close()
+        copied.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bad_calls_are_refused_naming_the_fix_and_change_nothing(workers: int) -> None:
+    venv = BatchedVectorEnv([Probe] * 2, num_workers=workers)
+    try:
+        venv.reset(seed=0)
+        with pytest.raises(ValueError, match=re.escape("reset(seed=[...]) got 3 seeds for num_envs=2: pass one per "
+                                                       "env, an int, or None")):
+            venv.reset(seed=[1, 2, 3])
+        for bad in ([True, False], np.array([1, 0]), np.array([True, False, True]), np.array([[True, False]])):
+            with pytest.raises(ValueError, match=re.escape("options['reset_mask'] must be a bool numpy array of shape "
+                                                           f"(2,): got {bad!r}")):
+                venv.reset(options={"reset_mask": bad})
+        with pytest.raises(ValueError, match=r"^options\['reset_mask'\] resets no env: set at least one entry to "
+                                             r"True$"):
+            venv.reset(options={"reset_mask": np.zeros(2, np.bool_)})
+        with pytest.raises(ValueError, match=re.escape("step() got 3 actions for num_envs=2")):
+            venv.step(np.zeros((3, 2), np.int8))
+        for name in ("reset", "step", "close"):
+            with pytest.raises(ValueError, match=re.escape(f"call({name!r}): use the vector env's own {name}() "
+                                                           "instead")):
+                venv.call(name)
+        with pytest.raises(ValueError, match=re.escape("set_attr('t') got 3 values for num_envs=2: pass one value, or "
+                                                       "one per env")):
+            venv.set_attr("t", [1, 2, 3])
+        assert venv.get_attr("t") == (0, 0) and venv.get_attr("episode") == (0, 0)
+        venv.step(np.zeros((2, 2), np.int8))  # still usable: a refusal is no failure
+    finally:
+        venv.close()
+    for call in (lambda: venv.reset(), lambda: venv.step(np.zeros((2, 2), np.int8)), lambda: venv.get_attr("t"),
+                 lambda: venv.set_attr("t", 1), venv.wrapper_names):
+        with pytest.raises(gym.error.ClosedEnvironmentError,
+                           match=r"^this batched vector env is closed: make a new one with make_vec$"):
+            call()
+
+
+def test_construction_refuses_no_envs_and_closes_what_it_built() -> None:
+    with pytest.raises(ValueError, match=r"^BatchedVectorEnv needs at least one env_fn$"):
+        BatchedVectorEnv([])
+    built: list[Probe] = []
+
+    def probe() -> Probe:
+        built.append(Probe())
+        built[-1].close = lambda: setattr(built[-1], "closed_here", True)  # type: ignore[method-assign]
+        return built[-1]
+
+    with pytest.raises(ArithmeticError, match="Broken env"):
+        EnvBatch([probe, Broken])
+    assert len(built) == 1 and getattr(built[0], "closed_here", False)
+    batch = EnvBatch([Probe] * 5)
+    assert batch.chunk_envs == chunk_size(5) and batch.autoreset_mode == NEXT_STEP
+    assert batch.autoreset.tolist() == [False] * 5
+    batch.close()
+    assert batch.envs == []
+
+
+def test_workers_take_their_spaces_from_spaces_fn_and_close_frees_them() -> None:
+    spaces_built: list[int] = []
+
+    def spaces_fn() -> Probe:
+        spaces_built.append(os.getpid())
+        return Probe()
+
+    venv = BatchedVectorEnv([Probe] * 2, num_workers=2, spaces_fn=spaces_fn)
+    block = venv.shared_memory.name  # type: ignore[union-attr]
+    workers = list(venv.workers)
+    try:
+        assert spaces_built == [os.getpid()]
+        assert all(w.alive for w in workers)
+        venv.reset(seed=1)
+    finally:
+        venv.close()
+    assert all(not w.alive for w in workers) and venv._observations is None
+    with pytest.raises(FileNotFoundError):
+        from multiprocessing import shared_memory
+
+        shared_memory.SharedMemory(name=block)
+
+
+@pytest.mark.parametrize("what", ["wrapper_names", "call", "set_attr"])
+def test_a_worker_killed_between_calls_is_reported_by_the_next_one(what: str) -> None:
+    """A worker process killed while idle: the next call names what it was doing and the worker's exit code, and
+    the vector env refuses to go on."""
+    import signal
+    import time
+
+    venv = BatchedVectorEnv([Probe] * 2, num_workers=2)
+    try:
+        victim = venv.workers[1]
+        os.kill(victim.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while victim.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        calls = {"wrapper_names": venv.wrapper_names, "call": lambda: venv.get_attr("t"),
+                 "set_attr": lambda: venv.set_attr("t", 1)}
+        with pytest.raises(RuntimeError, match=re.escape(f"a make_vec worker process died during {what}: worker 1 "
+                                                         f"(exit code {-signal.SIGKILL})")):
+            calls[what]()
+        with pytest.raises(RuntimeError, match=re.escape("cannot go on after an earlier failure (a worker process died "
+                                                         f"during {what})")):
+            venv.reset()
+    finally:
+        venv.close()
+
+
+def test_put_writes_one_envs_slot_and_refuses_a_tuple_of_another_length() -> None:
+    """shared.put: a nested observation goes into its env's slot only; a Tuple observation with a part missing (or
+    one too many) raises (an env whose observation is not of its space), not passed over in silence."""
+    from gymnasium.vector.utils import create_empty_array
+
+    from pixelrig.vector.shared import put
+
+    space = gym.spaces.Dict({"t": gym.spaces.Tuple((gym.spaces.Box(0.0, 1.0, (2,)), gym.spaces.Discrete(3)))})
+    batch = create_empty_array(space, n=2, fn=np.zeros)
+    put(batch, 1, {"t": (np.ones(2, np.float32), 2)})
+    assert batch["t"][0].tolist() == [[0.0, 0.0], [1.0, 1.0]] and batch["t"][1].tolist() == [0, 2]
+    for bad in ((np.ones(2, np.float32),), (np.ones(2, np.float32), 1, 1)):
+        with pytest.raises(ValueError, match="zip"):
+            put(batch, 0, {"t": bad})
