@@ -601,7 +601,7 @@ def run_group(name: str, group: Group, children: int, keep: Path | None) -> dict
         raise RuntimeError(f"mutmut failed on group {name!r} (exit status {proc.returncode}):\n{tail}")
     codes = results(tree, group)
     total = sum(len(c) for c in codes.values()) or 1
-    rows = {m: {"group": name, **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
+    rows = {m: {"group": name, "run": "full", **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return rows
@@ -609,13 +609,14 @@ def run_group(name: str, group: Group, children: int, keep: Path | None) -> dict
 
 def table(rows: dict[str, dict]) -> str:
     """The markdown table of docs/mutation.md."""
-    head = ("| module | group | mutants | killed | survived | no test reaches | equivalent | kill rate | time |\n"
-            "|---|---|---|---|---|---|---|---|---|")
+    head = ("| module | group | run | mutants | killed | survived | no test reaches | not run | equivalent | kill rate "
+            "| time |\n|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for module, r in sorted(rows.items()):
         rate = "-" if r["kill_rate"] is None else f"{r['kill_rate']:.1f}%"
-        lines.append(f"| `{module}` | {r['group']} | {r['mutants']} | {r['killed']} | {r['survived']} | "
-                     f"{r['no_tests']} | {r['equivalent']} | {rate} | {r['seconds'] // 60} min {r['seconds'] % 60} s |")
+        lines.append(f"| `{module}` | {r['group']} | {r.get('run', 'final')} | {r['mutants']} | {r['killed']} | "
+                     f"{r['survived']} | {r['no_tests']} | {r.get('not_run', 0)} | {r['equivalent']} | {rate} | "
+                     f"{r['seconds'] // 60} min {r['seconds'] % 60} s |")
     return "\n".join(lines)
 
 

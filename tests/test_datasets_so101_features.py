@@ -102,6 +102,7 @@ def lerobot_venv_or_skip() -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.lerobot_env
 def test_features_are_lerobot_records_for_a_so101_follower_and_lerobot_aggregates_both(lift: Path,
                                                                                         tmp_path: Path) -> None:
     python = lerobot_venv_or_skip()
