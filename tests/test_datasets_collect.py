@@ -567,3 +567,22 @@ def test_replay_with_another_rig_reproduces_the_recorded_states(fmt: str,
         old.close()
         new.close()
 
+
+
+def test_the_documented_collect_speeds_are_the_benchmarks() -> None:
+    """docs/benchmark.md's collect table is docs/collect_speed.json's (written by benchmarks/collect_speed.py)."""
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    result = json.loads((docs / "collect_speed.json").read_text())
+    page = (docs / "benchmark.md").read_text()
+    table = page[page.index("<!-- collect-table:start"):page.index("<!-- collect-table:end -->")]
+
+    def cell(x: dict) -> str:
+        return f"{x['episodes_per_second']:.2f} ({min(x['runs']):.2f}-{max(x['runs']):.2f})"
+
+    for r in result["rows"]:
+        now, before = ({x["workers"]: x for x in r[k]} for k in ("now", "before"))
+        row = (f"| {r['renderer']} | {r['stepping_only_episodes_per_second']:.2f} | {cell(now[1])} | {cell(now[2])} | "
+               f"{cell(before[1])} | {cell(before[2])} |")
+        assert row in table, row
+        assert all(x["success_rate"] == 1.0 for x in r["now"] + r["before"])  # "Every episode succeeded"
+    assert table.count("\n| ") == 1 + len(result["rows"])  # the header and one row per renderer
