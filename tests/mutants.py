@@ -159,9 +159,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("ik-target-winds-up", "a delta target is no longer held near the measured pose: a blocked arm winds up",
            ("tests/test_envs_control.py::test_a_blocked_arm_does_not_wind_up",),
            edits=(Edit("pixelrig/control/task_space.py",
+                       "        new[:3] = np.clip(new[:3], self.low, self.high)\n"
                        "        return hold_near(new, now.pos, now.quat, s.target_lead * s.max_delta_pos, "
                        "s.target_lead * s.max_delta_rot)",
-                       "        return new"),)),
+                       "        new[:3] = np.clip(new[:3], self.low, self.high)\n        return new"),)),
     Mutant("ik-ee-frame-ignored", "ee_frame='ee' deltas are applied in world axes",
            ("tests/test_envs_control.py::test_ee_frame_deltas_move_along_the_end_effectors_axes",),
            edits=(Edit("pixelrig/control/task_space.py", '    if frame == "ee":', "    if False:"),)),
@@ -428,8 +429,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("collect-keep-all-resume-repeats-a-seed", "resuming a keep='all' collection runs its last seed again "
            "(seeds 0, 1, 1)",
            ("tests/test_datasets_collect.py::test_resuming_either_keep_mode_gives_the_uninterrupted_dataset",),
-           edits=(Edit("pixelrig/datasets/collect.py", "        tally.tried = len(attrs)\n",
-                       "        tally.tried = len(attrs) - 1\n"),)),
+           edits=(Edit("pixelrig/datasets/collect.py", 'tally.tried = int(attrs[-1]["seed"]) - settings["seed"] + 1',
+                       'tally.tried = int(attrs[-1]["seed"]) - settings["seed"]'),)),
     Mutant("collect-keeps-failures", "keep='success' keeps the episodes that failed too",
            ("tests/test_datasets_collect.py::test_keeps_the_successful_seeds_in_order_and_reports_them",
             "tests/test_datasets_collect.py::test_two_workers_write_the_same_bytes_as_one_process"),
