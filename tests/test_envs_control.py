@@ -695,8 +695,8 @@ GAIN = "must be a number in [0, 1] (0: no pull to the rest pose)"
 CORNERS = "must be (low, high), two corners (x, y, z) in metres"
 THREE = "must be (low, high), two corners of 3 finite numbers (m)"
 CONFIG_MESSAGES = [  # each check of TaskSpaceConfig and its whole message
-    ({"control": "position"}, "task-space control must be one of ('ee_delta_pos', 'ee_delta_pose', 'ee_pose'): got "
-     "'position'"),
+    ({"control": "position"}, "task-space control must be one of ('ee_delta_pos', 'ee_delta_pose', 'ee_pose', "
+     "'ee_delta_pitch_roll'): got 'position'"),
     ({"ee_frame": "tool"}, "ee_frame must be one of ('world', 'ee'): got 'tool'"),
     ({"control": "ee_pose", "ee_frame": "ee"}, "ee_frame='ee' applies to the delta modes; control='ee_pose' takes an "
      "absolute pose in the world frame: leave ee_frame out"),
