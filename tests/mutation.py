@@ -64,7 +64,7 @@ GROUPS: dict[str, Group] = {
     "gripper": Group(("pixelrig/control/gripper.py",),
                      ("tests/test_control_step_properties.py", "tests/test_envs_control.py")),
     "looks": Group(("pixelrig/envs/looks.py", "pixelrig/envs/presets.py"),
-                   ("tests/test_envs_looks_draws.py", "tests/test_envs_looks.py")),
+                   ("tests/test_envs_looks_properties.py", "tests/test_envs_looks_draws.py", "tests/test_envs_looks.py")),
     "backgrounds": Group(("pixelrig/wrappers/background.py", "pixelrig/render/procedural.py"),
                          ("tests/test_wrappers_background_properties.py", "tests/test_render_procedural_properties.py",
                           "tests/test_wrappers_background.py")),
