@@ -165,15 +165,20 @@ def bounds(client: int, skip_wider_than: float = 20.0) -> tuple[np.ndarray, np.n
     return low, high
 
 
-def test_the_default_workspace_and_area_are_the_envs_own_world_beside_another() -> None:
-    """Another env's world (another pybullet client, made first) never enters this one's boxes; every link counts
-    (the cart's base and its pole); the area is the workspace grown by 1 m in x and y, on z = 0."""
-    other = make("pixelrig/PandaPush-v0")
+@pytest.mark.parametrize("other_id", ["pixelrig/CartPole-v0", "pixelrig/PandaPush-v0"])
+def test_the_default_workspace_and_area_are_the_envs_own_world_beside_another(other_id: str) -> None:
+    """Another env's world (another pybullet client, made first, with fewer or more bodies and joints) never enters
+    this one's boxes; every link counts, a base too (a box of a base alone added far off); the area is the workspace
+    grown by 1 m in x and y, on z = 0."""
+    other = make(other_id)
     env = make("pixelrig/CartPole-v0")
     try:
         u = env.unwrapped
         assert u.client != other.unwrapped.client
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.1], physicsClientId=u.client)
+        p.createMultiBody(0, shape, -1, [6.0, -3.0, 1.0], physicsClientId=u.client)
         low, high = bounds(u.client)
+        assert high[0] > 6.0 and low[1] < -3.0
         box_low, box_high = u.workspace_box()
         np.testing.assert_allclose(box_low, low - 0.25, rtol=0, atol=1e-12)
         np.testing.assert_allclose(box_high, high + 0.25, rtol=0, atol=1e-12)
