@@ -300,6 +300,31 @@ EQUIVALENT: dict[str, str] = {
         "sets to 0",
     "pixelrig.cameras.sensors.xǁSensorTimelineǁobserve__mutmut_52":
         "a deque with maxlen latency + 1 keeps the last latency + 1 of latency + 2 equal pictures: the same deque",
+    "pixelrig.render.procedural.x_value_noise__mutmut_10":
+        "the first octave's weight 2.0 instead of 1.0 doubles every weight and their sum alike (a power of two: "
+        "exact in binary), so the normalised noise is bitwise the same",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_97":
+        "the parity of a sum of two integers is the parity of their difference (floors of floats: exact integers)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_140": "astype(None) is astype(np.float64)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_144":
+        "< vs <= at a stripe phase of exactly the drawn duty: measure zero for floats",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_178":
+        "a float k instead of an int one: it is only compared with the stop index i (k == i), never indexes",
+    "pixelrig.render.procedural.x__colors__mutmut_18":
+        "< vs <= at a brightness gap of exactly 60.0 levels: measure zero for floats",
+    "pixelrig.render.procedural.x__grid__mutmut_8": "astype(None) is astype(np.float64)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_265":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes below 0 "
+        "(a rounding -1e-13 rounds to -0.0, which is 0 as uint8): the clip's low bound never acts",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_266":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes above 255 "
+        "(a rounding 255 + 1e-13 rounds to 255): the clip's high bound never acts",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_272":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes above 255: "
+        "a high bound of 256 never acts either",
+    "pixelrig.wrappers.background.xǁBackgroundǁimage__mutmut_10":
+        "the frame of a source that is no video only enters the cache's key, where it is the same constant on every "
+        "call (1 instead of 0): the same images made and found",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -252,6 +252,17 @@ def test_an_unreadable_video_is_refused_naming_it_the_error_and_the_fix(tmp_path
                                   "images or 'procedural'"), message, re.DOTALL), message
 
 
+def test_a_video_frame_no_texture_can_hold_is_refused_naming_the_video(tmp_path: Path) -> None:
+    import imageio.v3 as iio
+
+    path = tmp_path / "wide.gif"
+    iio.imwrite(path, np.zeros((1, 1, 4097, 3), np.uint8))
+    with pytest.raises(ValueError, match="^" + re.escape(
+            f"PixelObs: cannot read the video {str(path)!r} (ValueError: video {path}: image sides (1, 4097) must be "
+            "within 1..4096 pixels): give a video imageio reads")):
+        read_video(path)
+
+
 def test_a_video_of_no_frames_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import imageio.v3 as iio
 
@@ -280,6 +291,8 @@ def test_background_bodies_by_name_or_glob() -> None:
                                                          "here; bodies: ['cube', 'ground', 'panda', 'table', "
                                                          "'table_leg']") + "$"):
         missing.body_ids(names, first=True)
+    with pytest.raises(ValueError, match=re.escape("background_bodies names 'X', which is no body here")):
+        Background("noise", CAMS, ("X",)).body_ids(names, first=True)  # no wildcard in it
 
 
 @pytest.mark.parametrize("bodies", ["ground", ("ground", ""), ("ground", 3), [None]])
