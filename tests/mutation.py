@@ -325,6 +325,12 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.wrappers.background.xǁBackgroundǁimage__mutmut_10":
         "the frame of a source that is no video only enters the cache's key, where it is the same constant on every "
         "call (1 instead of 0): the same images made and found",
+    "pixelrig.wrappers.background.x_read_video__mutmut_9":
+        "imageio gives every frame of the video suffixes read (GIF through Pillow, the others through pyav or "
+        "ffmpeg as rgb24) as uint8 already: np.asarray's dtype=np.uint8 changes nothing",
+    "pixelrig.wrappers.background.x_read_video__mutmut_11":
+        "imageio gives every frame of the video suffixes read (GIF through Pillow, the others through pyav or "
+        "ffmpeg as rgb24) as uint8 already: np.asarray's dtype=np.uint8 changes nothing",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
