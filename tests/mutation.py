@@ -331,6 +331,11 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.wrappers.background.x_read_video__mutmut_11":
         "imageio gives every frame of the video suffixes read (GIF through Pillow, the others through pyav or "
         "ffmpeg as rgb24) as uint8 already: np.asarray's dtype=np.uint8 changes nothing",
+    "pixelrig.envs.looks.x_draw_lighting__mutmut_4":
+        "ten uniforms instead of nine from the same stream: the first nine are the same numbers, and only they "
+        "are read",
+    "pixelrig.envs.looks.x_draw_lighting__mutmut_96":
+        "< vs <= at a uniform of exactly the shadow probability: measure zero for floats (0 and 1 are tested)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -373,6 +373,18 @@ def test_a_texture_folder_gone_before_a_reset_is_refused_naming_the_fix(tmp_path
         env.close()
 
 
+def test_a_glob_that_matches_no_body_textures_nothing_and_is_no_error() -> None:
+    spec = Randomization(textures={"robot*": "noise", "t?ble": "marble", "[c]ube": "checkers"})
+    env = make(randomize=spec)
+    try:
+        u = env.unwrapped
+        assert looks.texture_targets(u, "robot*") == []
+        assert {(e[0], e[3]) for e in u.randomization_values["textures"]} == {(u.body_id("table"), "marble"),
+                                                                              (u.body_id("cube"), "checkers")}
+    finally:
+        env.close()
+
+
 def test_a_body_named_by_several_keys_takes_the_first_keys_source() -> None:
     spec = Randomization(textures={"table": "checkers", "tab*": "marble", "*": "stripes"})
     env = make(randomize=spec)
