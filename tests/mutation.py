@@ -336,6 +336,18 @@ EQUIVALENT: dict[str, str] = {
         "are read",
     "pixelrig.envs.looks.x_draw_lighting__mutmut_96":
         "< vs <= at a uniform of exactly the shadow probability: measure zero for floats (0 and 1 are tested)",
+    "pixelrig.envs.looks.x_link_index__mutmut_7":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_8":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_25":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_26":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

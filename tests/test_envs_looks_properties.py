@@ -45,9 +45,11 @@ def worn(env) -> dict[tuple[int, int], list]:
 
 
 def test_a_texture_on_one_link_of_a_body_and_on_its_base() -> None:
+    other = make("pixelrig/CartPole-v0")  # another world first: the links are looked up in the env's own
     env = make(randomize=Randomization(textures={"panda/panda_link3": "procedural", "cube/baseLink": "checkers",
                                                  "panda/panda_link0": "noise"}))
     try:
+        assert env.unwrapped.client != other.unwrapped.client
         panda, cube = env.unwrapped.body_id("panda"), env.unwrapped.body_id("cube")
         assert set(worn(env)) == {(panda, 2), (cube, -1), (panda, -1)}  # link3 is joint 2; a base link is -1
         assert worn(env)[(cube, -1)][:2] == ["procedural", "checkers"]
@@ -56,6 +58,7 @@ def test_a_texture_on_one_link_of_a_body_and_on_its_base() -> None:
         assert looks.link_index(env.unwrapped.client, panda, "panda") is None  # the body's name is not a link's
     finally:
         env.close()
+        other.close()
 
 
 def test_a_link_that_is_not_there_is_refused_naming_it() -> None:
@@ -549,11 +552,15 @@ def test_each_light_field_is_its_own_uniform_of_the_light_stream(seed: int, fiel
 
 @pytest.fixture
 def world():
+    """A bare pybullet world that is not the only one (an empty one made first): a call that forgets its client
+    reads the other."""
+    spare = p.connect(p.DIRECT)
     client = p.connect(p.DIRECT)
     try:
         yield client
     finally:
         p.disconnect(client)
+        p.disconnect(spare)
 
 
 def test_distractor_sources_are_the_urdfs_of_a_folder_else_its_objs(tmp_path: Path) -> None:
