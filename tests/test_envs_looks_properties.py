@@ -655,6 +655,72 @@ def test_distractors_come_from_the_folder_given(tmp_path: Path) -> None:
         env.close()
 
 
+TWO_LINKS = """<robot name="two"><link name="base"><visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual>
+<collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision><inertial><mass value="1"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="arm"><visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual>
+<collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision><inertial><mass value="1"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j" type="fixed"><parent link="base"/><child link="arm"/><origin xyz="0.4 0.2 0.3"/></joint></robot>"""
+"""A URDF of two links, the second 0.4 m, 0.2 m and 0.3 m off the base."""
+
+
+def test_the_bounds_of_a_urdf_distractor_take_every_link(world, tmp_path: Path) -> None:
+    path = tmp_path / "two.urdf"
+    path.write_text(TWO_LINKS)
+    quat = p.getQuaternionFromEuler((0.0, 0.0, 0.5))
+    body = looks.make_distractor(world, str(path), (0.0, 0.0, 0.0), quat, physics=False)
+    lo, hi = looks._bounds(world, body, str(path), quat)
+    boxes = [p.getAABB(body, link, physicsClientId=world) for link in (-1, 0)]
+    np.testing.assert_allclose(lo, np.minimum(boxes[0][0], boxes[1][0]), atol=1e-12)
+    np.testing.assert_allclose(hi, np.maximum(boxes[0][1], boxes[1][1]), atol=1e-12)
+    assert hi[2] > 0.34  # the arm's top
+
+
+def test_a_distractor_stands_where_its_placement_puts_its_footprint(tmp_path: Path) -> None:
+    """One OBJ distractor whose vertices are far off its origin: its recorded position puts the centre of its turned
+    footprint on the placement drawn from its stream (after its own draws), its bottom 1 mm above the floor."""
+    folder = tmp_path / "objs"
+    folder.mkdir()
+    path = folder / "off.obj"
+    path.write_text("".join(f"v {0.5 + sx * 0.05} {0.3 + sy * 0.04} {0.2 + sz * 0.03}\n"
+                            for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)) + "f 1 2 4\nf 5 6 8\n")
+    other = make("pixelrig/CartPole-v0")  # another world first: the distractor is placed in the env's own
+    env = make(randomize=Randomization(distractors=1, distractor_source=folder))  # the Panda's fixed boxes
+    try:
+        u = env.unwrapped
+        entry = u.randomization_values["distractors"][0]
+        rng = np.random.default_rng([u.randomization_values["looks_seed"], 2, 0])
+        rng.integers(1)
+        yaw = float(rng.uniform(-math.pi, math.pi))
+        rng.uniform(0.05, 1.0, 3)
+        rng.random(), rng.integers(len(FAMILIES)), rng.integers(2**31)
+        rotation = np.asarray(p.getMatrixFromQuaternion(p.getQuaternionFromEuler((0.0, 0.0, yaw)))).reshape(3, 3)
+        points = looks._obj_vertices(str(path.resolve())) @ rotation.T
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        half = (hi - lo) / 2 + 0.005
+        area_low, area_high = (np.asarray(v) for v in u.distractor_area())
+        work = looks._Box(*(np.asarray(v) for v in u.workspace_box()))
+        while True:
+            xy = rng.uniform(area_low[:2] + half[:2], np.maximum(area_low[:2] + half[:2], area_high[:2] - half[:2]))
+            if not work.overlaps_xy(xy, half):
+                break
+        centre = (lo + hi) / 2
+        expected = [xy[0] - centre[0], xy[1] - centre[1], area_low[2] - lo[2] + 1e-3]
+        assert entry[3:6] == pytest.approx(expected, abs=1e-9)
+        position = p.getBasePositionAndOrientation(entry[0], physicsClientId=u.client)[0]
+        assert list(position) == pytest.approx(expected, abs=1e-9)
+    finally:
+        env.close()
+        other.close()
+
+
+def test_a_crowded_area_is_refused_naming_the_env() -> None:
+    with pytest.raises(ValueError, match="^" + re.escape("PandaPushEnv: no room for a distractor in the distractor "
+                                                         "area ")):
+        make(randomize=Randomization(distractors=64))
+
+
 def test_boxes_overlap_in_x_and_y_only_strictly() -> None:
     box = looks._Box(np.array([0.0, 0.0, 5.0]), np.array([1.0, 2.0, 6.0]))
     half = np.array([0.5, 0.5, 0.0])
