@@ -372,6 +372,26 @@ EQUIVALENT: dict[str, str] = {
         "a kept-out footprint's z is never read: boxes overlap or not in x and y only (_Box.overlaps_xy)",
     "pixelrig.envs.looks.x_draw_distractors__mutmut_143":
         "a kept-out footprint's z is never read: boxes overlap or not in x and y only (_Box.overlaps_xy)",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_36":
+        "a collision shape id of -2 is as invalid as -1: pybullet makes the body without a collision shape either way",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_39":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_59":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_60":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_63":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_93":
+        "collision group 0 with mask 1 collides with nothing, as group 0 mask 0 does: a pair collides only when "
+        "each one's group meets the other's mask, and group 0 meets no mask",
+    "pixelrig.envs.looks.x__placement__mutmut_9":
+        "1001 tries instead of 1000 before giving up: the same placement whenever one is found (the draws are the "
+        "same in order), the same error otherwise; only the discarded generator's state differs",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

@@ -677,6 +677,30 @@ def test_the_bounds_of_a_urdf_distractor_take_every_link(world, tmp_path: Path) 
     assert hi[2] > 0.34  # the arm's top
 
 
+def test_nothing_touches_any_link_of_a_visual_distractor(world, tmp_path: Path) -> None:
+    """Boxes dropped on the base and on the second link of a visual-only two-link URDF fall through both; an OBJ made
+    visual-only in a world that already has collision shapes gets none of them."""
+    path = tmp_path / "two.urdf"
+    path.write_text(TWO_LINKS)
+    p.setGravity(0, 0, -9.8, physicsClientId=world)
+    seen = looks.make_distractor(world, str(path), (0.0, 0.0, 0.0), (0, 0, 0, 1), physics=False)
+    drop = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.02] * 3, physicsClientId=world)
+    boxes = [p.createMultiBody(0.1, drop, -1, [x, y, z + 0.1], physicsClientId=world)
+             for x, y, z in ((0.0, 0.0, 0.05), (0.4, 0.2, 0.35))]
+    for _ in range(120):
+        p.stepSimulation(physicsClientId=world)
+        touching = {q[1] for q in p.getContactPoints(physicsClientId=world)} | \
+                   {q[2] for q in p.getContactPoints(physicsClientId=world)}
+        assert seen not in touching
+    for box, start in zip(boxes, (0.15, 0.45), strict=True):
+        assert p.getBasePositionAndOrientation(box, physicsClientId=world)[0][2] < start - 0.3  # fell through
+    for _ in range(3):  # collision shapes 0, 1, 2... are there to be taken by mistake
+        p.createCollisionShape(p.GEOM_SPHERE, radius=0.05, physicsClientId=world)
+    obj = looks.make_distractor(world, str(cube_obj(tmp_path / "c.obj", (0.1, 0.1, 0.1))), (2.0, 0.0, 0.0),
+                                (0, 0, 0, 1), physics=False)
+    assert p.getCollisionShapeData(obj, -1, physicsClientId=world) == ()
+
+
 def test_a_distractor_stands_where_its_placement_puts_its_footprint(tmp_path: Path) -> None:
     """One OBJ distractor whose vertices are far off its origin: its recorded position puts the centre of its turned
     footprint on the placement drawn from its stream (after its own draws), its bottom 1 mm above the floor."""
