@@ -392,6 +392,16 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.envs.looks.x__placement__mutmut_9":
         "1001 tries instead of 1000 before giving up: the same placement whenever one is found (the draws are the "
         "same in order), the same error otherwise; only the discarded generator's state differs",
+    "pixelrig.envs.looks.x_texture_of__mutmut_12":
+        "procedural_image's default size is (64, 64), which is (TEXTURE_SIZE, TEXTURE_SIZE) (its value is tested)",
+    "pixelrig.envs.looks.x_check_looks__mutmut_2":
+        "BulletEnv calls check_looks only when randomize is not None: the guard's other branch is dead",
+    "pixelrig.envs.looks.x_check_looks__mutmut_1":
+        "skipping the check at construction: BulletEnv then draws the first episode's looks at once (seed 0) "
+        "whenever textures are set, and that draw refuses the same key with the same message (texture_targets)",
+    "pixelrig.envs.looks.x_check_looks__mutmut_4":
+        "skipping the check at construction: BulletEnv then draws the first episode's looks at once (seed 0) "
+        "whenever textures are set, and that draw refuses the same key with the same message (texture_targets)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 

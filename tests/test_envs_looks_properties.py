@@ -500,6 +500,9 @@ def test_the_looks_seed_is_the_sha256_of_the_generators_state_halved_to_63_bits(
         state = json.dumps(rng.bit_generator.state, sort_keys=True, default=str)
         expected = int.from_bytes(hashlib.sha256(state.encode()).digest()[:8], "little") >> 1
         assert looks.looks_seed(rng) == expected < 2**63
+    mt = np.random.Generator(np.random.MT19937(5))  # a state holding an array: written out with str
+    state = json.dumps(mt.bit_generator.state, sort_keys=True, default=str)
+    assert looks.looks_seed(mt) == int.from_bytes(hashlib.sha256(state.encode()).digest()[:8], "little") >> 1
 
 
 @FEW
@@ -836,6 +839,7 @@ def test_texture_entries_are_made_again_from_what_they_record(tmp_path: Path) ->
 
 
 def test_visual_links_are_each_link_with_a_visual_once_in_order() -> None:
+    other = make("pixelrig/CartPole-v0")  # another world first: the links are read from the env's own
     env = make()
     try:
         u = env.unwrapped
@@ -843,13 +847,29 @@ def test_visual_links_are_each_link_with_a_visual_once_in_order() -> None:
         assert looks.visual_links(u.client, u.body_id("cube")) == [-1]
     finally:
         env.close()
+        other.close()
+
+
+def test_wear_textures_puts_each_entry_on_its_body_and_link() -> None:
+    from pixelrig.render import textures
+
+    env = make()
+    try:
+        u = env.unwrapped
+        panda = u.body_id("panda")
+        entries = [[panda, 3, "procedural", "noise", 3], [u.body_id("cube"), -1, "procedural", "marble", 4]]
+        looks.wear_textures(u.client, entries)
+        worn = textures.worn(u.client)[1]
+        for entry in entries:
+            assert worn[(entry[0], entry[1])].digest == looks.texture_of(entry).digest
+    finally:
+        env.close()
 
 
 def test_looks_drawn_only_for_what_is_randomised() -> None:
     env = make(randomize=Randomization(mass_scale=(0.9, 1.1)))
     try:
-        assert set(env.unwrapped.randomization_values) == {"looks_seed", "mass_scale"} or \
-            "lighting" not in env.unwrapped.randomization_values
+        assert not {"looks_seed", "lighting", "textures", "distractors"} & set(env.unwrapped.randomization_values)
         assert looks.draw_looks(Randomization(), 5, env.unwrapped) == {"looks_seed": 5}
         only_light = looks.draw_looks(Randomization(shadows=0.5), 5, env.unwrapped)
         assert set(only_light) == {"looks_seed", "lighting"}
