@@ -500,6 +500,21 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_vector_batched_api.py::test_two_workers_give_what_one_process_gives",),
            edits=(Edit("pixelrig/vector/batched.py", 'messages.append(("reset", ([seeds[i] for i in indices], options, '
                        'part)))', 'messages.append(("reset", ([seeds[i] for i in indices], None, part)))'),)),
+    Mutant("workspace-without-bases", "the default workspace box skips every body's base link (a table or a box of "
+           "a base alone is not kept free of distractors)",
+           ("tests/test_envs_looks_properties.py::test_the_default_workspace_and_area_are_the_envs_own_world_beside_"
+            "another",),
+           edits=(Edit("pixelrig/envs/looks.py", "for link in range(-1, p.getNumJoints(body, physicsClientId=c)):",
+                       "for link in range(p.getNumJoints(body, physicsClientId=c)):"),)),
+    Mutant("background-stream-unsalted", "PixelObs's background draws from the episode seed's own stream, the one "
+           "gymnasium seeds the env with, not a salted one apart from it",
+           ("tests/test_wrappers_background_properties.py::test_an_episode_seed_gives_the_salted_stream_apart_from_"
+            "the_envs",),
+           edits=(Edit("pixelrig/wrappers/background.py", "np.random.SeedSequence(seed, spawn_key=(BACKGROUND_SALT,))",
+                       "np.random.SeedSequence(seed)"),)),
+    Mutant("distractors-restored-without-physics", "a restore makes colliding distractors again as visual-only ones",
+           ("tests/test_envs_looks_properties.py::test_distractors_with_physics_are_made_again_with_it_by_a_restore",),
+           edits=(Edit("pixelrig/envs/looks.py", "entry[6:10], bool(entry[13]))", "entry[6:10], False)"),)),
 )
 
 

@@ -65,7 +65,11 @@ GROUPS: dict[str, Group] = {
     "gripper": Group(("pixelrig/control/gripper.py",),
                      ("tests/test_control_step_properties.py", "tests/test_envs_control.py")),
     "looks": Group(("pixelrig/envs/looks.py", "pixelrig/envs/presets.py"),
-                   ("tests/test_envs_looks_draws.py", "tests/test_envs_looks.py")),
+                   ("tests/test_envs_looks_properties.py", "tests/test_envs_looks_draws.py",
+                    "tests/test_envs_looks.py")),
+    "backgrounds": Group(("pixelrig/wrappers/background.py", "pixelrig/render/procedural.py"),
+                         ("tests/test_wrappers_background_properties.py", "tests/test_render_procedural_properties.py",
+                          "tests/test_wrappers_background.py")),
     "autoreset": Group(("pixelrig/vector/autoreset.py",),
                        ("tests/test_vector_autoreset_properties.py", "tests/test_vector_autoreset.py",
                         "tests/test_vector_autoreset_infos.py")),
@@ -535,11 +539,113 @@ EQUIVALENT: dict[str, str] = {
         "the {} default for an ended env's missing final_info is never used: every same-step vector env (pixelrig's, "
         "Gymnasium's) adds final_info beside final_obs for each env that ended (an empty step info batches to an "
         "empty dict with its mask set)",
+    "pixelrig.render.procedural.x_value_noise__mutmut_10":
+        "the first octave's weight 2.0 instead of 1.0 doubles every weight and their sum alike (a power of two: "
+        "exact in binary), so the normalised noise is bitwise the same",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_97":
+        "the parity of a sum of two integers is the parity of their difference (floors of floats: exact integers)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_140": "astype(None) is astype(np.float64)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_144":
+        "< vs <= at a stripe phase of exactly the drawn duty: measure zero for floats",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_178":
+        "a float k instead of an int one: it is only compared with the stop index i (k == i), never indexes",
+    "pixelrig.render.procedural.x__colors__mutmut_18":
+        "< vs <= at a brightness gap of exactly 60.0 levels: measure zero for floats",
+    "pixelrig.render.procedural.x__grid__mutmut_8": "astype(None) is astype(np.float64)",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_265":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes below 0 "
+        "(a rounding -1e-13 rounds to -0.0, which is 0 as uint8): the clip's low bound never acts",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_266":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes above 255 "
+        "(a rounding 255 + 1e-13 rounds to 255): the clip's high bound never acts",
+    "pixelrig.render.procedural.x_procedural_image__mutmut_272":
+        "every family is a convex mix of colours in [0, 255] (weights in [0, 1]), so np.rint never goes above 255: "
+        "a high bound of 256 never acts either",
+    "pixelrig.wrappers.background.xǁBackgroundǁimage__mutmut_10":
+        "the frame of a source that is no video only enters the cache's key, where it is the same constant on every "
+        "call (1 instead of 0): the same images made and found",
+    "pixelrig.wrappers.background.x_read_video__mutmut_9":
+        "imageio gives every frame of the video suffixes read (GIF through Pillow, the others through pyav or "
+        "ffmpeg as rgb24) as uint8 already: np.asarray's dtype=np.uint8 changes nothing",
+    "pixelrig.wrappers.background.x_read_video__mutmut_11":
+        "imageio gives every frame of the video suffixes read (GIF through Pillow, the others through pyav or "
+        "ffmpeg as rgb24) as uint8 already: np.asarray's dtype=np.uint8 changes nothing",
+    "pixelrig.envs.looks.x_draw_lighting__mutmut_4":
+        "ten uniforms instead of nine from the same stream: the first nine are the same numbers, and only they "
+        "are read",
+    "pixelrig.envs.looks.x_draw_lighting__mutmut_96":
+        "< vs <= at a uniform of exactly the shadow probability: measure zero for floats (0 and 1 are tested)",
+    "pixelrig.envs.looks.x_link_index__mutmut_7":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_8":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_25":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_link_index__mutmut_26":
+        "pybullet's body and link names are ASCII: the decode's error handler is never looked up, whatever its "
+        "name",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_6":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_8":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_11":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_13":
+        "the area's and workspace's corners only meet float64 arithmetic (footprints, uniform draws, the floor's "
+        "height), which promotes any real dtype to the same float64 values",
+    "pixelrig.envs.looks.xǁEnvLooksǁworkspace_box__mutmut_41":
+        "< vs <= at a body exactly 20.0 m wide: measure zero for floats (20.5 m and 19.4 m are tested)",
+    "pixelrig.envs.looks.x__bounds__mutmut_23":
+        "pybullet's rotation matrix is a tuple of Python floats: np.asarray makes it float64 with or without the dtype",
+    "pixelrig.envs.looks.x__bounds__mutmut_25":
+        "pybullet's rotation matrix is a tuple of Python floats: np.asarray makes it float64 with or without the dtype",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_46":
+        "< vs <= at a uniform of exactly 0.5: measure zero for floats",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_140":
+        "a kept-out footprint's z is never read: boxes overlap or not in x and y only (_Box.overlaps_xy)",
+    "pixelrig.envs.looks.x_draw_distractors__mutmut_143":
+        "a kept-out footprint's z is never read: boxes overlap or not in x and y only (_Box.overlaps_xy)",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_36":
+        "a collision shape id of -2 is as invalid as -1: pybullet makes the body without a collision shape either way",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_39":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_59":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_60":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_63":
+        "pybullet's createVisualShape returns a shape id for any mesh path (a missing or empty file too, checked), and "
+        "loadURDF raises itself: the failure branch (vis < 0, body < 0) is never reached",
+    "pixelrig.envs.looks.x_make_distractor__mutmut_93":
+        "collision group 0 with mask 1 collides with nothing, as group 0 mask 0 does: a pair collides only when "
+        "each one's group meets the other's mask, and group 0 meets no mask",
+    "pixelrig.envs.looks.x__placement__mutmut_9":
+        "1001 tries instead of 1000 before giving up: the same placement whenever one is found (the draws are the "
+        "same in order), the same error otherwise; only the discarded generator's state differs",
+    "pixelrig.envs.looks.x_texture_of__mutmut_12":
+        "procedural_image's default size is (64, 64), which is (TEXTURE_SIZE, TEXTURE_SIZE) (its value is tested)",
+    "pixelrig.envs.looks.x_check_looks__mutmut_2":
+        "BulletEnv calls check_looks only when randomize is not None: the guard's other branch is dead",
+    "pixelrig.envs.looks.x_check_looks__mutmut_1":
+        "skipping the check at construction: BulletEnv then draws the first episode's looks at once (seed 0) "
+        "whenever textures are set, and that draw refuses the same key with the same message (texture_targets)",
+    "pixelrig.envs.looks.x_check_looks__mutmut_4":
+        "skipping the check at construction: BulletEnv then draws the first episode's looks at once (seed 0) "
+        "whenever textures are set, and that draw refuses the same key with the same message (texture_targets)",
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
 KILLED = {1, 3, 36, 24, -24, 152, 255, -11}  # mutmut's exit codes: failed tests, pytest's internal error, timeouts,
-# and SIGSEGV: the mutant crashed the test process (a None handed to pybullet's C API, say)
+# and SIGSEGV: the mutant crashed the test process (a None or a missing link handed to pybullet's C API)
 SURVIVED = {0}
 NO_TESTS = {5, 33}
 
