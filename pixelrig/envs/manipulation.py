@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,6 +43,30 @@ STILL_SPIN = 0.1
 RED = (0.85, 0.15, 0.12, 1.0)
 BLUE = (0.15, 0.35, 0.85, 1.0)
 GREEN = (0.1, 0.8, 0.2, 1.0)
+
+
+def body_terms(names: list[str]) -> list[Term]:
+    """Each named body's observation terms, in order: position, quaternion (bounded by [-1, 1]), linear and angular
+    velocity, position relative to the gripper, and whether each of its two fingers or jaws touches it."""
+    terms: list[Term] = []
+    for body in names:
+        terms += [Term(f"{body}_pos", 3), Term(f"{body}_quat", 4, -1.0, 1.0), Term(f"{body}_linvel", 3),
+                  Term(f"{body}_angvel", 3), Term(f"{body}_rel_pos", 3), Term(f"{body}_contacts", 2, 0.0, 1.0)]
+    return terms
+
+
+def body_values(env: Any, ee: np.ndarray, contacts: Callable[[int], np.ndarray]) -> dict[str, Any]:
+    """The values of :func:`body_terms` for ``env.objects`` now: ``ee`` is the gripper's position, ``contacts``
+    gives a body's two contact flags."""
+    c, values = env.client, {}
+    for name in env.objects:
+        body = env.body_id(name)
+        pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        lin, ang = p.getBaseVelocity(body, physicsClientId=c)
+        values.update({f"{name}_pos": pos, f"{name}_quat": np.clip(orn, -1.0, 1.0), f"{name}_linvel": lin,
+                       f"{name}_angvel": ang, f"{name}_rel_pos": np.array(pos) - ee,
+                       f"{name}_contacts": contacts(body)})
+    return values
 
 
 def closeness(distance: float) -> float:
@@ -152,10 +176,7 @@ class PandaManipulationEnv(PandaEnv):
         bounded by [-1, 1], contacts by [0, 1], the gripper's opening by 0 below."""
         terms = [Term("ee_pos", 3), Term("ee_quat", 4, -1.0, 1.0), Term("ee_linvel", 3),
                  Term("gripper_opening", 1, 0.0)]
-        for body in self.objects:
-            terms += [Term(f"{body}_pos", 3), Term(f"{body}_quat", 4, -1.0, 1.0), Term(f"{body}_linvel", 3),
-                      Term(f"{body}_angvel", 3), Term(f"{body}_rel_pos", 3), Term(f"{body}_contacts", 2, 0.0, 1.0)]
-        return terms + self.goal_terms()
+        return terms + body_terms(self.objects) + self.goal_terms()
 
     def goal_terms(self) -> list[Term]:
         """The task's own terms after the bodies' (default: none)."""
@@ -172,13 +193,7 @@ class PandaManipulationEnv(PandaEnv):
         ee = np.array(state[4])
         values: dict[str, Any] = {"ee_pos": ee, "ee_quat": np.clip(state[5], -1.0, 1.0), "ee_linvel": state[6],
                                   "gripper_opening": [gripper_opening(c, self.panda, FINGERS)]}
-        for name in self.objects:
-            body = self.body_id(name)
-            pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
-            lin, ang = p.getBaseVelocity(body, physicsClientId=c)
-            values.update({f"{name}_pos": pos, f"{name}_quat": np.clip(orn, -1.0, 1.0), f"{name}_linvel": lin,
-                           f"{name}_angvel": ang, f"{name}_rel_pos": np.array(pos) - ee,
-                           f"{name}_contacts": self.finger_contacts(body)})
+        values.update(body_values(self, ee, self.finger_contacts))
         values.update(self.goal_values())
         return values
 

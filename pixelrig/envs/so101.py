@@ -40,7 +40,7 @@ from pixelrig.control.task_space import (
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.manipulation import check_reward_type, closeness, with_start_poses
+from pixelrig.envs.manipulation import body_terms, body_values, check_reward_type, closeness, with_start_poses
 from pixelrig.envs.randomization import BodyRange, Randomization
 from pixelrig.envs.terms import Observed, Term
 
@@ -345,10 +345,7 @@ class SO101TaskEnv(SO101Env):
 
     def term_specs(self) -> list[Term]:
         terms = [Term("joint_pos", 6), Term("ee_pos", 3), Term("ee_quat", 4, -1.0, 1.0), Term("ee_linvel", 3)]
-        for body in self.objects:
-            terms += [Term(f"{body}_pos", 3), Term(f"{body}_quat", 4, -1.0, 1.0), Term(f"{body}_linvel", 3),
-                      Term(f"{body}_angvel", 3), Term(f"{body}_rel_pos", 3), Term(f"{body}_contacts", 2, 0.0, 1.0)]
-        return terms + self.goal_terms()
+        return terms + body_terms(self.objects) + self.goal_terms()
 
     def goal_terms(self) -> list[Term]:
         """The task's own terms after the bodies' (default: none)."""
@@ -359,17 +356,10 @@ class SO101TaskEnv(SO101Env):
         return {}
 
     def term_values(self) -> dict[str, Any]:
-        c = self.client
         ee, velocity, quat = self.ee_pose()
         values: dict[str, Any] = {"joint_pos": self.joint_pos(), "ee_pos": ee, "ee_quat": np.clip(quat, -1.0, 1.0),
                                   "ee_linvel": velocity}
-        for name in self.objects:
-            body = self.body_id(name)
-            pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
-            lin, ang = p.getBaseVelocity(body, physicsClientId=c)
-            values.update({f"{name}_pos": pos, f"{name}_quat": np.clip(orn, -1.0, 1.0), f"{name}_linvel": lin,
-                           f"{name}_angvel": ang, f"{name}_rel_pos": np.array(pos) - ee,
-                           f"{name}_contacts": self.jaw_contacts(body)})
+        values.update(body_values(self, ee, self.jaw_contacts))
         values.update(self.goal_values())
         return values
 
