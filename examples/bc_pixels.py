@@ -1,15 +1,18 @@
-"""Behaviour cloning from pixels: PandaLift learned from a front and a wrist camera plus proprioception.
+"""Behaviour cloning from pixels: PandaLift (or another task with an expert) learned from a front and a wrist camera
+plus proprioception.
 
     .venv/bin/python examples/bc_pixels.py                 # the full run: docs/bc_pixels.json and .png
+    .venv/bin/python examples/bc_pixels.py --task pixelrig/SO101Lift-v0 --out docs/bc_pixels_so101.json
     .venv/bin/python examples/bc_pixels.py --quick         # the CI learning test's cut-down: out/bc_pixels_quick.*
     .venv/bin/python examples/bc_pixels.py --save out/bc_pixels.pt   # also keep the policy, for pixelrig eval:
     BC_PIXELS_MODEL=out/bc_pixels.pt PYTHONPATH=examples pixelrig eval pixelrig/PandaLift-v0 \
         --policy bc_pixels:eval_policy --cams out/bc_pixels.rig.json --episodes 100 --factors all --out out/eval_bc
 
-1. Collect: the scripted ``LiftExpert`` lifts the cube in ``--episodes`` seeded episodes (seeds ``--seed`` + i),
-   recorded as a robomimic dataset (lossless) with 64x64 RGB from the task's front and wrist cameras.
-2. Train: a small CNN per camera (spatial-softmax keypoints) and an MLP on the gripper's own state (``ee_pos``,
-   ``ee_quat``, ``ee_linvel``, ``gripper_opening``: proprioception only, never the cube's pose, which the pixels
+1. Collect: the task's scripted expert (PandaLift's ``LiftExpert``) solves ``--episodes`` seeded episodes (seeds
+   ``--seed`` + i), recorded as a robomimic dataset (lossless) with 64x64 RGB from the task's front and wrist cameras.
+2. Train: a small CNN per camera (spatial-softmax keypoints) and an MLP on the robot's own state (the Panda's
+   ``ee_pos``, ``ee_quat``, ``ee_linvel``, ``gripper_opening``; the SO-101's ``joint_pos`` (jaw included), ``ee_pos``,
+   ``ee_quat``, ``ee_linvel``: :data:`PROPRIO_TERMS`; proprioception only, never the cube's pose, which the pixels
    must supply) predict the expert's next 4 actions (a chunk), with random-shift augmentation, MSE loss. Acting,
    the action is the mean of what the last 4 chunks predicted for the step (temporal ensembling).
 3. Evaluate: ``--eval-episodes`` seeded episodes (seeds 1000, 1001, ...: none seen in training) under PixelObs with
@@ -46,12 +49,17 @@ from pixelrig.datasets import open_dataset
 from pixelrig.datasets.collect import collect
 
 TASK = "pixelrig/PandaLift-v0"
+"""The task learned by default (``--task``: any task whose robot :data:`PROPRIO_TERMS` names and that has an expert)."""
 CAMERAS = ("front", "wrist")
 """The task's default cameras the policy sees (the wrist camera shows the grasp up close)."""
 IMAGE_SIZE = 64
 """Pixels a side of every camera."""
-PROPRIO_TERMS = ("ee_pos", "ee_quat", "ee_linvel", "gripper_opening")
-"""The state terms the policy reads: the gripper's own, never the cube's."""
+PROPRIO_TERMS = {
+    "Panda": ("ee_pos", "ee_quat", "ee_linvel", "gripper_opening"),
+    "SO101": ("joint_pos", "ee_pos", "ee_quat", "ee_linvel"),
+}
+"""The state terms the policy reads, per robot (the first word of the task's name): the robot's own, never the
+cube's. The SO-101's ``joint_pos`` holds its jaw's opening."""
 EVAL_SEED = 1000
 """The first evaluation seed; training episodes must use seeds below it."""
 
@@ -61,6 +69,7 @@ class Config:
     """One run's settings (the CLI's, and the cut-down ``--quick`` run's).
 
     Attributes:
+        task: the env id learned (its expert collects the demonstrations).
         episodes: demonstrations collected (episode i has seed ``seed + i``).
         epochs: passes over the demonstrations.
         eval_episodes: evaluation episodes (seeds ``EVAL_SEED`` + i).
@@ -77,6 +86,7 @@ class Config:
             wait for each other); one thread's step held at 50-70 ms.
     """
 
+    task: str = TASK
     episodes: int = 200
     epochs: int = 30
     eval_episodes: int = 50
@@ -97,9 +107,23 @@ QUICK = Config(episodes=100, epochs=25, eval_episodes=30)
 # ---- data -----------------------------------------------------------------------------------------------------
 
 
-def policy_cameras(size: int = IMAGE_SIZE, names: Sequence[str] = CAMERAS) -> list[Camera]:
-    """The task's default cameras ``names``, resized to ``size`` pixels a side, RGB only."""
-    env = gym.make(TASK)
+def proprio_terms(task: str) -> tuple[str, ...]:
+    """The :data:`PROPRIO_TERMS` of ``task``'s robot (``pixelrig/SO101Lift-v0``: the SO-101's).
+
+    Raises:
+        ValueError: a task of no robot :data:`PROPRIO_TERMS` names (the message lists them).
+    """
+    name = task.split("/")[-1]
+    for robot, terms in PROPRIO_TERMS.items():
+        if name.startswith(robot):
+            return terms
+    raise ValueError(f"task {task!r} is not one of a robot whose proprioception this example knows "
+                     f"({', '.join(PROPRIO_TERMS)}): add its terms to PROPRIO_TERMS")
+
+
+def policy_cameras(size: int = IMAGE_SIZE, names: Sequence[str] = CAMERAS, task: str = TASK) -> list[Camera]:
+    """``task``'s default cameras ``names``, resized to ``size`` pixels a side, RGB only."""
+    env = gym.make(task)
     try:
         defaults = {cam.name: cam for cam in env.unwrapped.default_cameras()}
     finally:
@@ -113,13 +137,14 @@ class Demos:
 
     Attributes:
         images: camera -> (N, H, W, 3) uint8 RGB.
-        proprio: (N, P) float32, the :data:`PROPRIO_TERMS` of each frame's state.
+        proprio: (N, P) float32, the ``terms`` of each frame's state.
         actions: (N, A) float32, the action taken in each frame.
         episode: (N,) int64, each frame's episode.
         env_id: the env the dataset recorded.
         env_kwargs: its ``gym.make`` arguments (as recorded).
         cameras: the cameras that took the images (as recorded).
         renderer: the renderer that drew them.
+        terms: the state terms ``proprio`` holds.
     """
 
     images: dict[str, np.ndarray]
@@ -130,6 +155,7 @@ class Demos:
     env_kwargs: dict[str, Any]
     cameras: list[Camera]
     renderer: str
+    terms: tuple[str, ...]
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -140,7 +166,7 @@ class Demos:
         return int(self.episode.max()) + 1 if len(self.episode) else 0
 
 
-def proprio_index(layout: dict[str, slice], terms: Sequence[str] = PROPRIO_TERMS) -> np.ndarray:
+def proprio_index(layout: dict[str, slice], terms: Sequence[str] = PROPRIO_TERMS["Panda"]) -> np.ndarray:
     """The state indices of ``terms``, in order.
 
     Raises:
@@ -152,7 +178,7 @@ def proprio_index(layout: dict[str, slice], terms: Sequence[str] = PROPRIO_TERMS
     return np.concatenate([np.arange(layout[t].start, layout[t].stop) for t in terms])
 
 
-def load_demos(path: str | Path, terms: Sequence[str] = PROPRIO_TERMS) -> Demos:
+def load_demos(path: str | Path, terms: Sequence[str] | None = None) -> Demos:
     """Read the successful episodes of a pixelrig dataset (robomimic or LeRobot) into arrays.
 
     An episode counts as successful when its stored ``success`` says so (``collect`` stores it); in a dataset
@@ -164,6 +190,7 @@ def load_demos(path: str | Path, terms: Sequence[str] = PROPRIO_TERMS) -> Demos:
     reader = open_dataset(path)
     try:
         info = reader.info
+        terms = tuple(terms or proprio_terms(info.env_id))
         if info.state_shape is None:
             raise ValueError(f"{path}: the dataset has no 'state', so no proprioception to train on")
         env = gym.make(info.env_id, **info.env_kwargs)
@@ -189,7 +216,7 @@ def load_demos(path: str | Path, terms: Sequence[str] = PROPRIO_TERMS) -> Demos:
                      proprio=np.concatenate(proprio).astype(np.float32),
                      actions=np.concatenate(actions).astype(np.float32), episode=np.concatenate(episode),
                      env_id=info.env_id, env_kwargs=dict(info.env_kwargs),
-                     cameras=[Camera.from_dict(c) for c in info.cams], renderer=info.renderer)
+                     cameras=[Camera.from_dict(c) for c in info.cams], renderer=info.renderer, terms=terms)
     finally:
         reader.close()
 
@@ -363,7 +390,7 @@ class RandomAgent:
 def save_policy(policy: BCPolicy, demos: Demos, path: Path) -> None:
     """Write the policy's weights and shape to ``path`` and its cameras as a rig file beside it (``.rig.json``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": policy.state_dict(), "cameras": list(policy.cameras),
+    torch.save({"state_dict": policy.state_dict(), "cameras": list(policy.cameras), "terms": list(demos.terms),
                 "proprio_dim": int(demos.proprio.shape[1]), "action_dim": policy.action_dim, "chunk": policy.chunk},
                path)
     path.with_suffix(".rig.json").write_text(json.dumps({"cameras": [c.to_dict() for c in demos.cameras]}, indent=1))
@@ -379,7 +406,8 @@ def eval_policy(env: gym.Env) -> BCAgent:
     saved = torch.load(os.environ.get("BC_PIXELS_MODEL", "out/bc_pixels.pt"), weights_only=True)
     policy = BCPolicy(saved["cameras"], saved["proprio_dim"], saved["action_dim"], saved["chunk"])
     policy.load_state_dict(saved["state_dict"])
-    return BCAgent(policy.eval(), proprio_index(env.unwrapped.observation_layout))
+    terms = saved.get("terms") or PROPRIO_TERMS["Panda"]  # policies saved before --task read the Panda's
+    return BCAgent(policy.eval(), proprio_index(env.unwrapped.observation_layout, terms))
 
 
 def make_eval_env(demos: Demos, pixels: bool = True) -> gym.Env:
@@ -429,9 +457,9 @@ def run(config: Config, data_dir: Path, log: Callable[[str], None] = print,
     times: dict[str, float] = {}
     start = time.monotonic()
     data_dir.mkdir(parents=True, exist_ok=True)
-    report = collect(TASK, data_dir / "lift.hdf5", episodes=config.episodes, workers=config.workers,
-                     format="robomimic", cams=policy_cameras(), keep="success", seed=config.seed, overwrite=True,
-                     renderer=config.renderer, progress=False)
+    report = collect(config.task, data_dir / "demos.hdf5", episodes=config.episodes, workers=config.workers,
+                     format="robomimic", cams=policy_cameras(task=config.task), keep="success", seed=config.seed,
+                     overwrite=True, renderer=config.renderer, progress=False)
     times["collect_s"] = time.monotonic() - start
     log(report.summary())
     if config.seed + report.episodes_tried > EVAL_SEED:  # the expert failed often: collect tried more seeds
@@ -449,7 +477,7 @@ def run(config: Config, data_dir: Path, log: Callable[[str], None] = print,
     env = make_eval_env(demos)
     try:
         mark = time.monotonic()
-        trained = evaluate(BCAgent(policy, proprio_index(env.unwrapped.observation_layout)), seeds, env)
+        trained = evaluate(BCAgent(policy, proprio_index(env.unwrapped.observation_layout, demos.terms)), seeds, env)
         times["eval_s"] = time.monotonic() - mark
     finally:
         env.close()
@@ -464,9 +492,9 @@ def run(config: Config, data_dir: Path, log: Callable[[str], None] = print,
     log(f"success {success_rate(trained):.0%} vs random {success_rate(random):.0%} on seeds "
         f"{seeds[0]}-{seeds[-1]}; {times['total_s'] / 60:.1f} min")
     return {
-        "task": TASK, "config": dataclasses.asdict(config),
+        "task": config.task, "config": dataclasses.asdict(config),
         "cameras": [c.to_dict() for c in demos.cameras], "renderer": demos.renderer,
-        "proprio_terms": list(PROPRIO_TERMS),
+        "proprio_terms": list(demos.terms),
         "dataset": {"episodes": demos.num_episodes, "frames": len(demos), "seeds_tried": report.episodes_tried,
                     "expert_success_rate": report.success_rate},
         "loss": losses, "eval_seeds": seeds,
@@ -496,7 +524,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
         left.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         left.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         left.set(xlabel="epoch", ylabel="training loss (MSE, log scale)",
-                 title=f"BC on PandaLift: {data['episodes']} demos ({data['frames']} frames), {minutes:.0f} min")
+                 title=f"BC on {result['task'].split('/')[-1].removesuffix('-v0')}: {data['episodes']} demos "
+                       f"({data['frames']} frames), {minutes:.0f} min")
         left.grid(True, color="0.85")
         rates = [result["success_rate"], result["random_success_rate"]]
         bars = right.bar(["BC policy", "random actions"], [100 * r for r in rates], color=["tab:blue", "tab:gray"])
@@ -513,6 +542,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Name
     """The run's Config (``--quick`` starts from :data:`QUICK`) and the other arguments."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the CI learning test's cut-down run")
+    parser.add_argument("--task", help=f"the env id learned (default {TASK}; its robot's terms: {list(PROPRIO_TERMS)})")
     parser.add_argument("--episodes", type=int, help="demonstrations to collect")
     parser.add_argument("--epochs", type=int, help="training epochs")
     parser.add_argument("--eval-episodes", type=int, help="evaluation episodes (seeds 1000, 1001, ...)")
@@ -532,7 +562,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Name
     if args.figure is None:
         args.figure = args.out.with_suffix(".png")
     config = QUICK if args.quick else Config()
-    given = {k: getattr(args, k) for k in ("episodes", "epochs", "eval_episodes", "workers", "seed",
+    given = {k: getattr(args, k) for k in ("task", "episodes", "epochs", "eval_episodes", "workers", "seed",
                                              "renderer", "threads")}
     return dataclasses.replace(config, **{k: v for k, v in given.items() if v is not None}), args
 

@@ -80,6 +80,45 @@ def test_proprioception_is_read_by_name() -> None:
         bc.proprio_index(layout, ("ee_pos", "ee_quat"))
 
 
+def test_each_robot_reads_its_own_proprioception_and_unknown_tasks_are_named() -> None:
+    """The Panda's gripper terms for Panda tasks, the SO-101's joints (jaw included) and gripper pose for SO-101
+    tasks, with or without the ``pixelrig/`` prefix; both name terms their tasks' layouts have, never a cube's."""
+    assert bc.proprio_terms("pixelrig/PandaPickPlace-v0") == ("ee_pos", "ee_quat", "ee_linvel", "gripper_opening")
+    assert bc.proprio_terms("SO101Lift-v0") == ("joint_pos", "ee_pos", "ee_quat", "ee_linvel")
+    for task, size in (("pixelrig/PandaLift-v0", 11), ("pixelrig/SO101Lift-v0", 16)):
+        env = gym.make(task)
+        try:
+            index = bc.proprio_index(env.unwrapped.observation_layout, bc.proprio_terms(task))
+        finally:
+            env.close()
+        assert len(index) == size
+    with pytest.raises(ValueError, match="'pixelrig/CartPole-v1'.*Panda, SO101.*PROPRIO_TERMS"):
+        bc.proprio_terms("pixelrig/CartPole-v1")
+
+
+def test_a_saved_policy_acts_with_the_terms_it_was_trained_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """``--save`` keeps the proprioception's terms with the weights: the policy ``pixelrig eval`` loads reads the
+    SO-101's 16 numbers in an SO-101 env, and gives the same actions as the policy that was saved."""
+    torch.manual_seed(0)
+    terms = bc.proprio_terms("pixelrig/SO101Lift-v0")
+    policy = bc.BCPolicy(["front", "wrist"], 16, 6, chunk=2).eval()
+    demos = bc.Demos(images={}, proprio=np.zeros((1, 16), np.float32), actions=np.zeros((1, 6), np.float32),
+                     episode=np.zeros(1, np.int64), env_id="pixelrig/SO101Lift-v0", env_kwargs={},
+                     cameras=bc.policy_cameras(24, task="pixelrig/SO101Lift-v0"), renderer="tiny", terms=terms)
+    bc.save_policy(policy, demos, tmp_path / "p.pt")
+    monkeypatch.setenv("BC_PIXELS_MODEL", str(tmp_path / "p.pt"))
+    env = PixelObs(gym.make("pixelrig/SO101Lift-v0", renderer="tiny"), cams=demos.cameras)
+    try:
+        loaded = bc.eval_policy(env)
+        obs, _ = env.reset(seed=3)
+        layout = env.unwrapped.observation_layout
+        assert list(loaded.index) == list(bc.proprio_index(layout, terms))
+        np.testing.assert_array_equal(loaded(obs), bc.BCAgent(policy, loaded.index)(obs))
+    finally:
+        env.close()
+
+
 def test_action_chunks_stay_inside_their_episode() -> None:
     actions = np.arange(5, dtype=np.float32)[:, None]
     chunks = bc.action_chunks(actions, np.array([0, 0, 0, 1, 1]), 3)
@@ -190,6 +229,9 @@ def test_the_command_line_picks_the_run_and_where_it_goes() -> None:
     assert (args.out, args.figure) == (Path("docs/bc_pixels.json"), Path("docs/bc_pixels.png"))
     config, args = bc.parse_args(["--quick", "--epochs", "3", "--seed", "2", "--renderer", "tiny"])
     assert config == dataclasses.replace(bc.QUICK, epochs=3, seed=2, renderer="tiny")
+    assert config.task == bc.TASK == "pixelrig/PandaLift-v0"
+    config, _ = bc.parse_args(["--task", "pixelrig/SO101Lift-v0"])
+    assert config == dataclasses.replace(bc.Config(), task="pixelrig/SO101Lift-v0")
     assert args.out == Path("out/bc_pixels_quick.json") and args.figure == Path("out/bc_pixels_quick.png")
 
 
