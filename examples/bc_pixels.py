@@ -79,6 +79,10 @@ class Config:
         lr: AdamW's learning rate (cosine-annealed to 0 over the run).
         chunk: actions predicted per frame (the next ``chunk`` actions; 1 = plain behaviour cloning).
         shift: random-shift augmentation, pixels each way (0: none).
+        jitter: colour jitter after the shift (kornia's ``ColorJitter`` with LeRobot's default ranges:
+            :data:`JITTER`), drawn per image.
+        steps: gradient steps in all (None: ``epochs`` passes over the demonstrations); fixes the training
+            compute whatever the dataset's size (the augmentation study's arms all take the same steps).
         renderer: the renderer that draws the demonstrations (and the evaluation: the dataset's); None:
             ``PIXELRIG_RENDERER``, else auto.
         threads: torch's CPU threads. One by default: on 2 shared cores, 2 threads were faster when the cores were
@@ -96,6 +100,8 @@ class Config:
     lr: float = 1e-3
     chunk: int = 4
     shift: int = 2
+    jitter: bool = False
+    steps: int | None = None
     renderer: str | None = None
     threads: int = 1
 
@@ -304,8 +310,37 @@ def random_shift(images: torch.Tensor, pad: int, generator: torch.Generator | No
     return torch.stack(shifted).contiguous(memory_format=torch.channels_last)
 
 
+JITTER = {"brightness": (0.8, 1.2), "contrast": (0.8, 1.2), "saturation": (0.5, 1.5), "hue": (-0.05, 0.05)}
+"""Colour jitter's ranges: LeRobot's default image transforms' (``--dataset.image_transforms.enable=true``), as
+kornia's ``ColorJitter`` takes them (hue in [-0.5, 0.5] of a turn)."""
+
+
+def color_jitter() -> Callable[[torch.Tensor], torch.Tensor]:
+    """Colour jitter as a function of (B, 3, H, W) uint8 images -> uint8 images: brightness, contrast, saturation
+    and hue drawn per image from :data:`JITTER` (kornia, applied in a random order as torchvision does; torch's
+    global generator: ``torch.manual_seed`` makes it repeat).
+
+    Raises:
+        DependencyNotInstalled: kornia is missing (the ``pixelrig[study]`` extra).
+    """
+    try:
+        from kornia.augmentation import ColorJitter
+    except ImportError as exc:
+        from gymnasium.error import DependencyNotInstalled
+
+        raise DependencyNotInstalled(f"colour jitter needs kornia ({exc}): pip install 'pixelrig[study]'") from None
+    jitter = ColorJitter(**JITTER, p=1.0)
+
+    def apply(images: torch.Tensor) -> torch.Tensor:
+        out = jitter(images.float() / 255.0)
+        return (out * 255.0).round().clamp(0, 255).to(torch.uint8).contiguous(memory_format=torch.channels_last)
+
+    return apply
+
+
 def train_bc(demos: Demos, config: Config, log: Callable[[str], None] = print) -> tuple[BCPolicy, list[float]]:
-    """Train a :class:`BCPolicy` on ``demos``; returns it (in eval mode) and the mean loss of every epoch."""
+    """Train a :class:`BCPolicy` on ``demos``; returns it (in eval mode) and the mean loss of every epoch (with
+    ``config.steps``: of every pass's worth of steps, the last one maybe shorter)."""
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -317,23 +352,29 @@ def train_bc(demos: Demos, config: Config, log: Callable[[str], None] = print) -
                       demos.proprio.mean(0), demos.proprio.std(0)).to(memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=1e-4)
     steps_per_epoch = max(1, len(demos) // config.batch_size)
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.epochs * steps_per_epoch)
+    total_steps = config.steps if config.steps is not None else config.epochs * steps_per_epoch
+    epochs = -(-total_steps // steps_per_epoch)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
+    jitter = color_jitter() if config.jitter else None
     losses = []
     policy.train()
-    for epoch in range(config.epochs):
+    for epoch in range(epochs):
         start, total = time.monotonic(), 0.0
         order = torch.randperm(len(demos), generator=generator)
-        for step in range(steps_per_epoch):
+        steps = min(steps_per_epoch, total_steps - epoch * steps_per_epoch)
+        for step in range(steps):
             batch = order[step * config.batch_size:(step + 1) * config.batch_size]
             views = {cam: random_shift(images[cam][batch], config.shift, generator) for cam in cams}
+            if jitter is not None:
+                views = {cam: jitter(view) for cam, view in views.items()}
             loss = F.mse_loss(policy(views, proprio[batch]), targets[batch])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             scheduler.step()
             total += loss.item()
-        losses.append(total / steps_per_epoch)
-        log(f"epoch {epoch + 1}/{config.epochs}: loss {losses[-1]:.4f} ({time.monotonic() - start:.1f} s)")
+        losses.append(total / steps)
+        log(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.monotonic() - start:.1f} s)")
     return policy.eval(), losses
 
 

@@ -135,6 +135,38 @@ def test_random_shift_moves_each_image_as_a_whole() -> None:
     assert torch.equal(bc.random_shift(images, 0), images)
 
 
+def test_colour_jitter_draws_per_image_inside_its_ranges_and_repeats_with_the_seed() -> None:
+    """kornia's jitter with LeRobot's ranges: uint8 in and out, each image its own draw (two equal inputs come out
+    different), a grey image's brightness scaled within [0.8, 1.2] (hue and saturation leave grey grey), the same
+    images again after the same ``torch.manual_seed``."""
+    jitter = bc.color_jitter()
+    images = torch.full((64, 3, 8, 8), 100, dtype=torch.uint8)
+    torch.manual_seed(3)
+    out = jitter(images)
+    assert out.dtype == torch.uint8 and out.shape == images.shape
+    means = out.float().mean(dim=(1, 2, 3))
+    assert len(set(means.tolist())) > 32  # per image, not one draw for the batch
+    assert 79 <= float(means.min()) and float(means.max()) <= 121 and float(means.max() - means.min()) > 20
+    torch.manual_seed(3)
+    assert torch.equal(jitter(images), out)
+
+
+def test_a_fixed_number_of_steps_trains_as_long_whatever_the_dataset_size() -> None:
+    """``steps`` sets the gradient steps (the study's equal compute): 5 steps of 4 frames over 8 frames are two
+    passes and a half, logged as three, the last one step long; without it, ``epochs`` passes."""
+    rng = np.random.default_rng(0)
+    demos = bc.Demos(images={"front": rng.integers(0, 255, (8, 16, 16, 3), dtype=np.uint8)},
+                     proprio=rng.normal(size=(8, 3)).astype(np.float32),
+                     actions=rng.uniform(-1, 1, (8, 2)).astype(np.float32), episode=np.repeat([0, 1], 4),
+                     env_id=bc.TASK, env_kwargs={}, cameras=[], renderer="tiny", terms=("ee_pos",))
+    config = dataclasses.replace(bc.QUICK, batch_size=4, chunk=2, epochs=7, steps=5, jitter=True)
+    logged: list[str] = []
+    _, losses = bc.train_bc(demos, config, logged.append)
+    assert len(losses) == 3 and logged[-1].startswith("epoch 3/3")
+    _, losses = bc.train_bc(demos, dataclasses.replace(config, steps=None), logged.append)
+    assert len(losses) == 7
+
+
 def test_the_policy_acts_inside_the_action_space() -> None:
     """Whatever the inputs, the actions are (B, chunk, 4) in [-1, 1]; the agent gives one float32 action in the
     env's space per observation, the newest chunk's first action at an episode's start."""
