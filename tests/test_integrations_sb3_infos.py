@@ -108,6 +108,28 @@ def test_indices_attributes_and_options_reach_the_right_envs() -> None:
         ours.close()
 
 
+@pytest.mark.parametrize(("mode", "workers"), [("sync", 1), ("batched", 1), ("batched", 2), ("async", 1)])
+def test_env_method_with_indices_calls_those_envs_only(mode: str, workers: int) -> None:
+    """``env_method(..., indices=)`` runs the method in the envs named, in their order, and in no other (before, every
+    env ran it and the answers were filtered: a method with side effects changed them all); with two batched workers
+    the envs asked for sit in both. Out-of-range indices are named."""
+    from pixelrig.integrations.sb3 import make_sb3_vec
+
+    extra = {"num_workers": workers} if mode == "batched" else {}
+    ours = make_sb3_vec("pixelrig/CartPole-v0", 3, cams=[CAM], renderer="tiny", vectorization_mode=mode,
+                        env_kwargs={"max_episode_steps": 6}, **extra)
+    try:
+        assert ours.env_method("set_wrapper_attr", "_max_episode_steps", 9, indices=[2, 0]) == [True, True]
+        assert ours.get_attr("_max_episode_steps") == [9, 6, 9]
+        ours.env_method("set_wrapper_attr", "_max_episode_steps", 4, indices=1)
+        assert ours.env_method("get_wrapper_attr", "_max_episode_steps", indices=[1, 2, 0]) == [4, 9, 9]
+        if mode != "sync":
+            with pytest.raises(IndexError, match=re.escape("env indices [3] are out of range for num_envs=3")):
+                ours.venv.call_at([0, 3], "get_wrapper_attr", "_max_episode_steps")
+    finally:
+        ours.close()
+
+
 # ---- env_infos: Gymnasium's batched infos back into one dict per env ------------------------------------------------
 
 LEAVES = {"int": st.integers(-(2**62), 2**62), "float": st.floats(allow_nan=False, allow_infinity=False),

@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover (the test extra installs it)
         "torch first; on a CPU machine its CPU wheel)") from None
 
 from pixelrig.vector.autoreset import SAME_STEP
-from pixelrig.vector.batched import stack_names
+from pixelrig.vector.batched import BatchedVectorEnv, stack_names
 from pixelrig.vector.make import make_vec
 
 
@@ -117,8 +117,8 @@ class PixelVecEnv(VecEnv):
         self.venv.set_attr(attr_name, current)
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
-        values = self.venv.call(method_name, *method_args, **method_kwargs)
-        return [values[i] for i in self._get_indices(indices)]
+        """``method_name`` called on the envs ``indices`` only (all by default): the others are not touched."""
+        return call_envs(self.venv, list(self._get_indices(indices)), method_name, method_args, method_kwargs)
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         """Whether each env's wrapper stack holds ``wrapper_class`` (SB3 asks it of its ``Monitor``)."""
@@ -128,6 +128,27 @@ class PixelVecEnv(VecEnv):
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return list(self.venv.render() or [None] * self.num_envs)
+
+
+def call_envs(venv: gym.vector.VectorEnv, indices: Sequence[int], name: str, args: tuple,
+              kwargs: dict[str, Any]) -> list[Any]:
+    """``get_wrapper_attr(name)`` of the envs ``indices`` of ``venv`` (pixelrig's batched and process vector envs, or
+    Gymnasium's SyncVectorEnv), called with the arguments when callable; no other env is touched.
+
+    Raises:
+        TypeError: another kind of vector env, asked for some of its envs only.
+    """
+    if list(indices) == list(range(venv.num_envs)):
+        return list(venv.call(name, *args, **kwargs))
+    if isinstance(venv, BatchedVectorEnv):
+        return list(venv.call_at(indices, name, *args, **kwargs))
+    if isinstance(venv, gym.vector.SyncVectorEnv):
+        if name in ("reset", "step", "close"):
+            raise ValueError(f"env_method({name!r}): use the vector env's own {name}() instead")
+        attrs = [venv.envs[i].get_wrapper_attr(name) for i in indices]
+        return [attr(*args, **kwargs) if callable(attr) else attr for attr in attrs]
+    raise TypeError(f"env_method on some envs of a {type(venv).__name__}: it can call every env only; use "
+                    "make_vec's 'batched', 'process' or 'sync' vectorization_mode")
 
 
 def make_sb3_vec(env_id: str, num_envs: int, **make_vec_kwargs: Any) -> PixelVecEnv:

@@ -197,10 +197,11 @@ class EnvBatch:
         """Each env's wrapper stack (:func:`stack_names`)."""
         return [stack_names(env) for env in self.envs]
 
-    def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
-        """``env.get_wrapper_attr(name)`` of every env, called with the arguments when callable."""
+    def call(self, name: str, args: tuple, kwargs: dict[str, Any], only: Sequence[int] | None = None) -> list[Any]:
+        """``env.get_wrapper_attr(name)`` of every env (``only``: of these envs, in this order), called with the
+        arguments when callable."""
         results = []
-        for env in self.envs:
+        for env in self.envs if only is None else [self.envs[i] for i in only]:
             attr = env.get_wrapper_attr(name)
             results.append(attr(*args, **kwargs) if callable(attr) else attr)
         return results
@@ -452,13 +453,25 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """``get_wrapper_attr(name)`` of every env, called with the arguments when it is callable."""
+        return self.call_at(range(self.num_envs), name, *args, **kwargs)
+
+    def call_at(self, indices: Sequence[int], name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """:meth:`call` on the envs ``indices`` only, in that order (the others are not touched: SB3's
+        ``env_method(..., indices=)``)."""
         self._check_running()
         if name in ("reset", "step", "close"):
             raise ValueError(f"call({name!r}): use the vector env's own {name}() instead")
+        indices = [int(i) for i in indices]
+        bad = [i for i in indices if not 0 <= i < self.num_envs]
+        if bad:
+            raise IndexError(f"env indices {bad} are out of range for num_envs={self.num_envs}")
         if self._local is not None:
-            return tuple(self._local.call(name, args, kwargs))
-        parts = self._ask_all([("call", (name, args, kwargs))] * self.num_workers, "call", fatal=False)
-        return tuple(x for part in parts for x in part)
+            return tuple(self._local.call(name, args, kwargs, indices))
+        local = [[i - part.start for i in indices if i in part] for part in self.slices]
+        answers = self._ask_all([("call", (name, args, kwargs, only)) for only in local], "call", fatal=False)
+        by_env = {part.start + j: value for part, only, values in zip(self.slices, local, answers, strict=True)
+                  for j, value in zip(only, values, strict=True)}
+        return tuple(by_env[i] for i in indices)
 
     def wrapper_names(self) -> list[tuple[str, ...]]:
         """Each env's wrapper stack, ``module.Class`` names outermost first."""
