@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from pixelrig.envs.presets import LOOKS_PRESETS, looks_preset
 from pixelrig.tools.cli import main
 from tests.dataset_runs import run_reader
 from tests.test_datasets_collect import CAMS, assert_same_bytes, run_collect
+from tests.test_datasets_so101_features import lerobot_venv_or_skip
 
 h5py = pytest.importorskip("h5py", reason='robomimic datasets need h5py: pip install "pixelrig[datasets]"')
 pa = pytest.importorskip("pyarrow", reason='LeRobot datasets need pyarrow: pip install "pixelrig[datasets]"')
@@ -38,6 +41,9 @@ PHYSICS_SETS = ("actions", "rewards", "dones", "terminated", "truncated", "state
                 "obs/state", "next_obs/state")
 """A robomimic demo's arrays that a copy takes from its source."""
 
+Augmented = dict[str, tuple[Path, AugmentResult]]
+"""The ``augmented`` fixture: format -> (the augmented dataset, what augment returned)."""
+
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
@@ -50,7 +56,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def augmented(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, object]]:
+def augmented(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Augmented:
     """Each source with two copies under "train" (seed 0), in this process; ``(path, AugmentResult)``."""
     folder = tmp_path_factory.mktemp("augmented")
     out = {}
@@ -79,7 +85,7 @@ def column_bytes(table: pa.Table, key: str) -> bytes:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_source_comes_first_as_stored_then_copies_with_its_physics_byte_for_byte(
-        fmt: str, sources: dict[str, Path], augmented: dict[str, tuple[Path, AugmentResult]]) -> None:
+        fmt: str, sources: dict[str, Path], augmented: Augmented) -> None:
     src, (dst, result) = sources[fmt], augmented[fmt]
     source, new = open_dataset(src), open_dataset(dst)
     try:
@@ -144,7 +150,7 @@ def test_the_source_comes_first_as_stored_then_copies_with_its_physics_byte_for_
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_each_episode_says_where_it_came_from_and_what_looks_it_got(
-        fmt: str, sources: dict[str, Path], augmented: dict[str, tuple[Path, AugmentResult]]) -> None:
+        fmt: str, sources: dict[str, Path], augmented: Augmented) -> None:
     source, new = open_dataset(sources[fmt]), open_dataset(augmented[fmt][0])
     try:
         recorded = [source.episode_attrs(e) for e in range(2)]
@@ -173,14 +179,14 @@ def test_each_episode_says_where_it_came_from_and_what_looks_it_got(
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_same_call_gives_the_same_bytes(fmt: str, sources: dict[str, Path],
-                                            augmented: dict[str, tuple[Path, AugmentResult]], tmp_path: Path) -> None:
+                                            augmented: Augmented, tmp_path: Path) -> None:
     again = tmp_path / NAME[fmt]
     augment(sources[fmt], again, copies=COPIES, workers=1, progress=False)
     assert_same_bytes(augmented[fmt][0], again)
 
 
 def test_workers_another_seed_and_replay_of_a_copys_seed(sources: dict[str, Path],
-                                                         augmented: dict[str, tuple[Path, AugmentResult]],
+                                                         augmented: Augmented,
                                                          tmp_path: Path) -> None:
     """A worker process renders the copies as this process does; another seed draws other looks; replay with a
     copy's ``looks_seed`` redraws that copy."""
@@ -289,7 +295,7 @@ def test_cli_augment_counts_episodes_and_refuses_what_exists(sources: dict[str, 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_lerobot_and_robomimic_readers_load_an_augmented_dataset(
-        fmt: str, sources: dict[str, Path], augmented: dict[str, tuple[Path, AugmentResult]], tmp_path: Path) -> None:
+        fmt: str, sources: dict[str, Path], augmented: Augmented, tmp_path: Path) -> None:
     """LeRobot's ``LeRobotDataset`` and robomimic's ``SequenceDataset`` (the readers' venv, scripts/lerobot-venv.sh;
     skipped with the reason when it is not built) read every episode: the source's and the copies' actions."""
     got, meta = run_reader(fmt, augmented[fmt][0], tmp_path / "read.npz")
@@ -305,3 +311,42 @@ def test_lerobot_and_robomimic_readers_load_an_augmented_dataset(
         np.testing.assert_array_equal(got["episode_index"], np.repeat(np.arange(6), STEPS))
     else:
         assert meta["n_demos"] == 6
+
+
+LEROBOT_06_READ = """
+import json, sys
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+ds = LeRobotDataset("pixelrig/augmented", root=sys.argv[1])
+items = [ds[i] for i in range(len(ds))]
+json.dump({"episodes": ds.num_episodes, "episode_index": [int(item["episode_index"]) for item in items],
+           "action": [item["action"].tolist() for item in items],
+           "image": list(items[0]["observation.images.front"].shape),
+           "copy": [int(c) for c in ds.meta.episodes["pixelrig/copy"]]}, open(sys.argv[2], "w"))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.lerobot_env
+def test_lerobot_06_loads_an_augmented_dataset(sources: dict[str, Path], augmented: Augmented,
+                                               tmp_path: Path) -> None:
+    """LeRobot 0.6's own ``LeRobotDataset`` (the LeRobot venv, ``make lerobot``; skipped with the reason when it is not
+    built; CI's ``make test-lerobot-env``, 25 s here) reads every episode of an augmented dataset, with its attributes
+    as ``meta/episodes`` columns."""
+    python = lerobot_venv_or_skip()
+    out = tmp_path / "read.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
+           "PYTHONPATH": ""}
+    proc = subprocess.run([str(python), "-c", LEROBOT_06_READ, str(augmented["lerobot"][0]), str(out)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(out.read_text())
+    reader = open_dataset(sources["lerobot"])
+    try:
+        actions = np.concatenate([np.stack([f.action for f in reader.frames(e)]) for e in range(2)])
+    finally:
+        reader.close()
+    assert got["episodes"] == 6 and got["episode_index"] == np.repeat(np.arange(6), STEPS).tolist()
+    np.testing.assert_array_equal(np.array(got["action"], np.float32), np.tile(actions, (3, 1)))
+    assert got["image"] == [3, 32, 32] and got["copy"] == [0, 0, 1, 1, 2, 2]
+
