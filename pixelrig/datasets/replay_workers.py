@@ -121,8 +121,8 @@ class Workers:
     """
 
     def __init__(self, count: int, src: Path, renderings: list[tuple[int, int]], cams: list[dict[str, Any]],
-                 renderer: str | None,
-                 make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int, looks: Any = None) -> None:
+                 renderer: str | None, make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int,
+                 looks: Any = None) -> None:
         buffered = max(2, BUFFER_BYTES // max(1, BATCH * frame_bytes))
         self.workers: list[_Worker] = []
         self.count = count
