@@ -66,10 +66,11 @@ lerobot:
 
 # The plugin in LeRobot: its features against a collected dataset, lerobot-eval of a fresh ACT on 2 envs, the docs'
 # collect/lerobot-train/lerobot-eval lines (tests/test_plugins_lerobot_env_venv.py); an SO-101 dataset's features
-# against lerobot-record's for a so101_follower, and LeRobot's aggregation of both (tests/test_datasets_so101_features.py).
+# against lerobot-record's for a so101_follower, and LeRobot's aggregation of both (tests/test_datasets_so101_features.py);
+# LeRobot's reader on an augmented dataset (tests/test_datasets_augment.py).
 test-lerobot-env: $(STAMP) lerobot
 	LEROBOT_ENV_VENV=$(LEROBOT_ENV_VENV) $(PY) -m pytest -m lerobot_env tests/test_plugins_lerobot_env_venv.py \
-		tests/test_datasets_so101_features.py
+		tests/test_datasets_so101_features.py tests/test_datasets_augment.py
 
 # The mutation smoke: each mutant of tests/mutants.py breaks one feature in a copy of the tree; its tests must fail.
 test-mutants: $(STAMP)

@@ -431,6 +431,17 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_datasets_collect.py::test_resuming_either_keep_mode_gives_the_uninterrupted_dataset",),
            edits=(Edit("pixelrig/datasets/collect.py", 'tally.tried = int(attrs[-1]["seed"]) - settings["seed"] + 1',
                        'tally.tried = int(attrs[-1]["seed"]) - settings["seed"]'),)),
+    Mutant("augment-copies-share-looks", "every copy of an episode is drawn under the first copy's looks",
+           ("tests/test_datasets_augment.py::test_the_source_comes_first_as_stored_then_copies_with_its_physics_byte_"
+            "for_byte[robomimic]",
+            "tests/test_datasets_augment.py::test_each_episode_says_where_it_came_from_and_what_looks_it_got[lerobot]"),
+           edits=(Edit("pixelrig/datasets/augment.py", "renderings = [(e, copy_looks_seed(seed, k)) for k in",
+                       "renderings = [(e, copy_looks_seed(seed, 1)) for k in"),)),
+    Mutant("augment-copies-numbered-from-zero", "the first copy of each episode says it is copy 0 (the source's "
+           "number)",
+           ("tests/test_datasets_augment.py::test_each_episode_says_where_it_came_from_and_what_looks_it_got[robomimic]",),
+           edits=(Edit("pixelrig/datasets/augment.py", "                copy = 1 + j // n\n",
+                       "                copy = j // n\n"),)),
     Mutant("collect-keeps-failures", "keep='success' keeps the episodes that failed too",
            ("tests/test_datasets_collect.py::test_keeps_the_successful_seeds_in_order_and_reports_them",
             "tests/test_datasets_collect.py::test_two_workers_write_the_same_bytes_as_one_process"),

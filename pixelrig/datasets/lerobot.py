@@ -561,7 +561,7 @@ class LeRobotWriter:
         with writing(f"episode {ep.index}", self.path, self.num_episodes):
             self._flush(final_snapshot)
             ep.close_files()
-            self._commit(ep, end, extra)
+            self._commit(ep.index, ep.length, self._episode_stats(ep), end, extra)
         self._episode = None
         shutil.rmtree(self.path / STAGING, ignore_errors=True)
         return ep.index
@@ -577,9 +577,53 @@ class LeRobotWriter:
             stats[key] = vector_stats(values if values.ndim > 1 else values[:, None])
         return stats
 
-    def _commit(self, ep: _Episode, end: str, attrs: dict[str, bool | int | float | str]) -> None:
+    def copy_episode(self, source: LeRobotReader, episode: int, attrs: EpisodeAttrs | None = None) -> int:
+        """Add ``source``'s episode ``episode`` as it is stored (its video, data and snapshot files copied byte for
+        byte, its statistics and end kept) with the attributes ``attrs`` instead of its own. The data files number
+        their frames across the dataset, so the episode keeps its place: the episodes before it must be ``source``'s
+        (as when a new dataset starts with ``source``'s episodes in order).
+
+        Returns:
+            The episode's index (``episode``).
+
+        Raises:
+            RuntimeError: an episode is in progress.
+            ValueError: ``source`` records something else, or the episode would not keep its place.
+        """
+        if self._episode is not None:
+            raise RuntimeError("copy_episode() while an episode is in progress: end or abort it first")
+        why = source.info.compatible_with(self.info) or \
+            (None if source.info.task == self.info.task else f"task: {source.info.task!r}, not {self.info.task!r}")
+        row = source.episode_row(episode)
+        if why is not None:
+            raise ValueError(f"cannot copy an episode of {str(source.path)!r}: {why}")
+        if (episode, int(row["dataset_from_index"])) != (self.num_episodes, int(self.meta["total_frames"])):
+            raise ValueError(f"episode {episode} of {str(source.path)!r} starts at frame {row['dataset_from_index']}: "
+                             f"it can only follow that dataset's episodes before it (this one has "
+                             f"{self.num_episodes} episodes, {self.meta['total_frames']} frames)")
+        extra = check_attrs(attrs)
+        staging = self.path / STAGING
+        with writing(f"episode {episode}", self.path, self.num_episodes):
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            files = {f"{image_key(cam)}.mp4": source.video_file(episode, cam) for cam in self.info.rgb}
+            files["snapshots.parquet"] = source.path / _place(source.snapshot_path, episode)
+            files["data.parquet"] = source.path / _place(DATA_PATH, episode)
+            if self.info.robot is not None:
+                files["own.parquet"] = source.data_file(episode)
+            for name, file in files.items():
+                shutil.copyfile(file, staging / name)
+            self._commit(episode, int(row["length"]), source.episode_stats(episode), source.episode_end(episode),
+                         extra)
+        shutil.rmtree(staging, ignore_errors=True)
+        return episode
+
+    def _commit(self, e: int, n: int, stats: dict[str, dict[str, np.ndarray]], end: str,
+                attrs: dict[str, bool | int | float | str]) -> None:
+        """Move the staged episode ``e`` of ``n`` frames into the dataset, with its statistics, end and attributes,
+        then the dataset's statistics and ``info.json``."""
         pa = _pa()
-        root, e, n = self.path, ep.index, ep.length
+        root, staging = self.path, self.path / STAGING
         new_task = self.info.task not in self.tasks
         if new_task:
             self.tasks.append(self.info.task)
@@ -587,16 +631,15 @@ class LeRobotWriter:
         for cam in self.info.rgb:
             target = root / _place(VIDEO_PATH, e, video_key=image_key(cam))
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(ep.staging / f"{image_key(cam)}.mp4", target)
+            os.replace(staging / f"{image_key(cam)}.mp4", target)
         target = root / _place(SNAPSHOTS_PATH if self.info.robot is None else OWN_SNAPSHOTS_PATH, e)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(ep.staging / "snapshots.parquet", target)
-        if ep.own is not None:
+        os.replace(staging / "snapshots.parquet", target)
+        if self.info.robot is not None:
             target = root / _place(OWN_DATA_PATH, e)
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(ep.staging / "own.parquet", target)
+            os.replace(staging / "own.parquet", target)
 
-        stats = self._episode_stats(ep)
         chunk, file = divmod(e, CHUNKS_SIZE)
         first = int(self.meta["total_frames"])
         row: dict[str, Any] = {
@@ -618,7 +661,7 @@ class LeRobotWriter:
         atomic_write_bytes(root / _place(EPISODES_PATH, e), _parquet_bytes(table))
         target = root / _place(DATA_PATH, e)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(ep.staging / "data.parquet", target)
+        os.replace(staging / "data.parquet", target)
 
         self.stats = stats if self.stats is None else aggregate_stats([self.stats, stats])
         atomic_write_json(root / "meta" / "stats.json", stats_to_json(self.stats))
@@ -662,7 +705,8 @@ class LeRobotReader:
         self.num_episodes = int(self.meta["total_episodes"])
         robot = self.info.robot is not None
         self._own_data = OWN_DATA_PATH if robot else DATA_PATH
-        self._snapshot_path = OWN_SNAPSHOTS_PATH if robot else SNAPSHOTS_PATH
+        self.snapshot_path = OWN_SNAPSHOTS_PATH if robot else SNAPSHOTS_PATH
+        """Where the episodes' snapshot files are (a template of :func:`_place`)."""
         self._rows: dict[int, dict[str, Any]] = {}
 
     def _check(self, episode: int) -> None:
@@ -681,6 +725,17 @@ class LeRobotReader:
     def episode_length(self, episode: int) -> int:
         """Frames in ``episode``."""
         return int(self.episode_row(episode)["length"])
+
+    def episode_stats(self, episode: int) -> dict[str, dict[str, np.ndarray]]:
+        """The episode's statistics as its ``meta/episodes`` row stores them (``stats/<feature>/<stat>``)."""
+        self._check(episode)
+        table = _pa().parquet.read_table(self.path / _place(EPISODES_PATH, episode))
+        stats: dict[str, dict[str, Any]] = {}
+        for column, value in table.to_pydict().items():
+            if column.startswith("stats/"):
+                key, name = column.removeprefix("stats/").rsplit("/", 1)
+                stats.setdefault(key, {})[name] = value[0]
+        return stats_from_json(stats)
 
     def episode_end(self, episode: int) -> str:
         """"terminated", "truncated" or "cut"."""
@@ -704,7 +759,7 @@ class LeRobotReader:
         return self.path / _place(VIDEO_PATH, episode, video_key=image_key(cam))
 
     def _snapshots(self, episode: int) -> Iterator[bytes]:
-        file = _pa().parquet.ParquetFile(self.path / _place(self._snapshot_path, episode))
+        file = _pa().parquet.ParquetFile(self.path / _place(self.snapshot_path, episode))
         for batch in file.iter_batches(batch_size=ROW_GROUP, columns=["snapshot"]):
             yield from batch.column(0).to_pylist()
 
@@ -744,7 +799,7 @@ class LeRobotReader:
     def final_snapshot(self, episode: int) -> bytes:
         """The state after the episode's last action."""
         self._check(episode)
-        file = _pa().parquet.ParquetFile(self.path / _place(self._snapshot_path, episode))
+        file = _pa().parquet.ParquetFile(self.path / _place(self.snapshot_path, episode))
         group = file.read_row_group(file.num_row_groups - 1, columns=["snapshot"])  # the last row is the final state
         return group.column(0)[-1].as_py()
 

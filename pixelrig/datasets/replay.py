@@ -10,20 +10,20 @@ import errno
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pixelrig.cameras.rig import CameraLike
 from pixelrig.cameras.rigfile import rig_cameras
 from pixelrig.cameras.spec import Camera
-from pixelrig.datasets.formats import DatasetReader, open_dataset, open_writer, writer_class
+from pixelrig.datasets.formats import DatasetReader, EpisodeWriter, open_dataset, open_writer, writer_class
 from pixelrig.datasets.info import DatasetInfo
 from pixelrig.datasets.rebuild import MakeEnv, make_recorded_env, recorded_env_args
 from pixelrig.datasets.replay_workers import Workers, loadable_elsewhere
 from pixelrig.datasets.rerender import EpisodeEnd, Item, ReplayLooks, SnapshotDrawer, episode_items
-from pixelrig.datasets.robomimic import RobomimicReader
-from pixelrig.datasets.steps import Observation, Step, StoredStep
+from pixelrig.datasets.robomimic import RobomimicReader, RobomimicWriter
+from pixelrig.datasets.steps import EpisodeAttrs, Observation, Step, StoredStep
 from pixelrig.datasets.target import check_format, check_target, detect_format
 from pixelrig.envs.presets import LooksPreset
 from pixelrig.envs.randomization import Randomization
@@ -88,21 +88,87 @@ class _Local:
     """Renders in this process."""
 
     def __init__(self, reader: DatasetReader, make_pixel: Any, cameras: tuple[Camera, ...],
-                 needs_next_obs: bool, looks: ReplayLooks | None) -> None:
-        self.reader, self.needs_next_obs = reader, needs_next_obs
+                 needs_next_obs: bool, looks: ReplayLooks | None, renderings: list[tuple[int, int]]) -> None:
+        self.reader, self.needs_next_obs, self.renderings = reader, needs_next_obs, renderings
         self.drawer = SnapshotDrawer(make_pixel, cameras, looks)
         self.backend = self.drawer.backend
 
-    def episode(self, e: int) -> Iterator[Item]:
-        return episode_items(self.reader, self.drawer, e, self.needs_next_obs, self.reader.info.state_shape)
+    def items(self, j: int) -> Iterator[Item]:
+        e, looks_seed = self.renderings[j]
+        return episode_items(self.reader, self.drawer, e, self.needs_next_obs, self.reader.info.state_shape,
+                             looks_seed)
 
     def close(self, success: bool) -> None:
         self.drawer.close()
 
 
-def _staging(dst: Path) -> Path:
-    """Where the new dataset is written until it is complete (beside ``dst``, hidden)."""
-    return dst.with_name(f".{dst.stem}.replaying-{os.getpid()}{dst.suffix}")
+def start_rendering(reader: DatasetReader, src: Path, cameras: tuple[Camera, ...], renderer: str | None,
+                    make_env: MakeEnv | None, needs_next_obs: bool, looks: ReplayLooks | None,
+                    renderings: list[tuple[int, int]], count: int) -> Any:
+    """What re-renders ``renderings`` (``(episode, looks seed)`` pairs) of ``reader``'s dataset under ``looks``:
+    this process (``count`` 1) or ``count - 1`` worker processes. Its ``items(j)`` yields rendering ``j``'s items
+    (:data:`~pixelrig.datasets.rerender.Item`; take the renderings in order), ``backend`` names the renderer, and
+    ``close(success)`` ends it."""
+
+    def make_pixel() -> PixelObs:
+        inner = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
+        return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None,
+                        background=looks.background if looks is not None and looks.background else False)
+
+    if count > 1:
+        return Workers(count - 1, src, renderings, [c.to_dict() for c in cameras], renderer, make_env,
+                       needs_next_obs, _frame_bytes(cameras), looks)
+    return _Local(reader, make_pixel, cameras, needs_next_obs, looks, renderings)
+
+
+def write_rendered(writer: EpisodeWriter, reader: DatasetReader, e: int, items: Iterable[Item],
+                   attrs: Callable[[EpisodeEnd], EpisodeAttrs], frame_done: Callable[[], Any]) -> int:
+    """Write a re-rendering of ``reader``'s episode ``e`` (its ``items``) as the writer's next episode, with the
+    attributes ``attrs(its end)``; ``frame_done()`` after each frame. Into robomimic from robomimic, the recorded
+    snapshots are copied as they are (already compressed). Returns the frames written."""
+    if isinstance(writer, RobomimicWriter) and isinstance(reader, RobomimicReader):
+        writer.take_snapshots_from(reader.path, f"demo_{e}")
+    held: tuple[StoredStep, Observation] | None = None
+    frames = 0
+    for item in items:
+        if isinstance(item, EpisodeEnd):
+            if held is not None and item.final is not None:
+                last = item.last if item.last is not None else held[1]
+                writer.add_frame(_frame(*held, next_obs=last))
+                writer.end_episode(item.final, item.end, attrs(item))
+            break
+        if held is not None:
+            writer.add_frame(_frame(*held, next_obs=item[1]))
+        held = item
+        frames += 1
+        frame_done()
+    return frames
+
+
+@contextlib.contextmanager
+def staged_writer(dst: Path, fmt: str, info: DatasetInfo, overwrite: bool, what: str) -> Iterator[EpisodeWriter]:
+    """A writer of a new dataset written beside ``dst`` under a hidden name and moved to ``dst`` when the block
+    ends without error (replacing a dataset of that format there with ``overwrite``); on an error nothing is left
+    at ``dst`` (an old dataset there stays as it was), and a write error is a :class:`DatasetWriteError` naming
+    ``what`` (the command), ``dst`` and the fix."""
+    staged = dst.with_name(f".{dst.stem}.{what}ing-{os.getpid()}{dst.suffix}")  # .push.replaying-123
+    _remove(staged)
+    try:
+        writer = open_writer(staged, fmt, info)
+        try:
+            yield writer
+        except BaseException:
+            writer.abort_episode()
+            raise
+        finally:
+            writer.close()
+        _commit(staged, dst, fmt, overwrite)
+    except DatasetWriteError as exc:
+        code = exc.errno or errno.EIO
+        raise DatasetWriteError(code, f"{what} could not write {str(dst)!r} ({os.strerror(code)}), so nothing "
+                                      f"was left there: {_advice(code, what)}") from exc
+    finally:
+        _remove(staged)
 
 
 def _remove(path: Path) -> None:
@@ -224,17 +290,8 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
 
     from pixelrig.version import __version__
 
-    def make_pixel() -> PixelObs:
-        inner = make_env() if make_env is not None else make_recorded_env(reader.info, renderer)
-        return PixelObs(inner, cams=cameras, pixels_only=True, renderer=renderer if make_env is not None else None,
-                        background=looks.background if looks is not None and looks.background else False)
-
-    if count > 1:
-        source: Any = Workers(count - 1, src, len(lengths), [c.to_dict() for c in cameras], renderer, make_env,
-                              needs_next_obs, _frame_bytes(cameras), looks)
-    else:
-        source = _Local(reader, make_pixel, cameras, needs_next_obs, looks)
-    staged = _staging(dst)
+    renderings = [(e, looks.seed if looks is not None else 0) for e in range(len(lengths))]
+    source = start_rendering(reader, src, cameras, renderer, make_env, needs_next_obs, looks, renderings, count)
     success = False
     try:
         info: DatasetInfo = dataclasses.replace(
@@ -243,54 +300,25 @@ def _replay(reader: DatasetReader, src: Path, dst: Path, fmt: str, cameras: tupl
             depth=tuple(c.name for c in cameras if "depth" in c.modalities),
             renderer=source.backend, pixelrig_version=__version__, replayed_from=str(src.resolve()),
         )
-        _remove(staged)
-        snapshots_from = src if fmt == "robomimic" and isinstance(reader, RobomimicReader) else None
         frames = 0
-        try:
-            writer = open_writer(staged, fmt, info)
-            try:
-                with tqdm(total=sum(lengths), unit="frame", desc=f"replay {src.name}", disable=not progress) as bar:
-                    for e in range(len(lengths)):
-                        if snapshots_from is not None:  # robomimic to robomimic: copy the compressed snapshots
-                            writer.take_snapshots_from(snapshots_from, f"demo_{e}")
-                        held: tuple[StoredStep, Observation] | None = None
-                        for item in source.episode(e):
-                            if isinstance(item, EpisodeEnd):
-                                if held is not None and item.final is not None:
-                                    last = item.last if item.last is not None else held[1]
-                                    writer.add_frame(_frame(*held, next_obs=last))
-                                    writer.end_episode(item.final, item.end, reader.episode_attrs(e))
-                                break
-                            if held is not None:
-                                writer.add_frame(_frame(*held, next_obs=item[1]))
-                            held = item
-                            frames += 1
-                            bar.update()
-            except BaseException:
-                writer.abort_episode()
-                raise
-            finally:
-                writer.close()
-            _commit(staged, dst, fmt, overwrite)
-        except DatasetWriteError as exc:
-            code = exc.errno or errno.EIO
-            raise DatasetWriteError(code, f"replay could not write {str(dst)!r} ({os.strerror(code)}), so nothing "
-                                          f"was left there: {_advice(code)}") from exc
-        finally:
-            _remove(staged)
+        with staged_writer(dst, fmt, info, overwrite, "replay") as writer, \
+                tqdm(total=sum(lengths), unit="frame", desc=f"replay {src.name}", disable=not progress) as bar:
+            for e in range(len(lengths)):
+                frames += write_rendered(writer, reader, e, source.items(e), lambda _, e=e: reader.episode_attrs(e),
+                                         bar.update)
         success = True
         return ReplayResult(dst, len(lengths), frames, time.perf_counter() - start, count)
     finally:
         source.close(success)
 
 
-def _advice(code: int) -> str:
+def _advice(code: int, what: str) -> str:
     if code in (errno.ENOSPC, errno.EDQUOT):
-        return "free space (the new dataset is written in full beside dst before it replaces anything) or replay to "\
-               "another disk"
+        return f"free space (the new dataset is written in full beside dst before it replaces anything) or {what} " \
+               "to another disk"
     if code in (errno.EACCES, errno.EPERM, errno.EROFS):
         return "choose a writable dst"
-    return "check the path and the disk, then run replay again"
+    return f"check the path and the disk, then run {what} again"
 
 
 def _frame(stored: StoredStep, obs: Observation, next_obs: Observation) -> Step:

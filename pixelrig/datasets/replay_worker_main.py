@@ -2,9 +2,9 @@
 through :mod:`pixelrig.system.process` (``python -m``).
 
 Protocol: the config is the job (the dataset, the new rig as camera dicts, the renderer, the pickled ``make_env`` and
-new looks, the episodes to render, whether the state after each episode's last action is rendered too). It answers
-ready with
-the backend it draws with, then sends ``("items", episode, [items])`` in episode order, at most
+new looks, the renderings to make as ``(index, episode, looks seed)``, whether the state after each episode's last
+action is rendered too). It answers ready with the backend it draws with, then sends ``("items", index, [items])`` in
+order, at most
 :data:`~pixelrig.datasets.replay_workers.BATCH` frames a message, and ends. An error while rendering is sent as
 ``("error", exception, traceback text)`` (the replaying process raises it); an error while starting is the
 helper's error answer.
@@ -44,12 +44,12 @@ def main(conn: Connection, job: dict[str, Any]) -> int:
         drawer = SnapshotDrawer(make_pixel, cameras, looks)
         ready(conn, drawer.backend)
         try:
-            for e in job["episodes"]:
+            for j, e, looks_seed in job["renderings"]:
                 batch: list[Item] = []
-                for item in episode_items(reader, drawer, e, job["needs_next_obs"], info.state_shape):
+                for item in episode_items(reader, drawer, e, job["needs_next_obs"], info.state_shape, looks_seed):
                     batch.append(item)
                     if isinstance(item, EpisodeEnd) or len(batch) >= BATCH:
-                        conn.send(("items", e, batch))
+                        conn.send(("items", j, batch))
                         batch = []
         except (BrokenPipeError, ConnectionResetError):
             return 0  # the replaying process stopped listening (it failed, or was interrupted): nothing to tell

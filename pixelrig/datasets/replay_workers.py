@@ -1,5 +1,5 @@
-"""Worker processes for :func:`~pixelrig.datasets.replay`: each re-renders every ``n``-th episode and streams the
-frames back to the replaying process, which writes them in episode order.
+"""Worker processes for :func:`~pixelrig.datasets.replay` and :func:`~pixelrig.datasets.augment`: each re-renders
+every ``n``-th episode asked for and streams the frames back to the replaying process, which writes them in order.
 
 Workers are helper processes (:mod:`pixelrig.system.process`; their body is
 :mod:`pixelrig.datasets.replay_worker_main`): fresh interpreters that never import the caller's ``__main__`` again
@@ -102,13 +102,13 @@ class _Worker:
 
 
 class Workers:
-    """``count`` worker processes re-rendering the episodes of a dataset; worker ``k`` takes episodes ``k``,
+    """``count`` worker processes re-rendering episodes of a dataset; worker ``k`` takes renderings ``k``,
     ``k + count``, ... in order (the replaying process writes them).
 
     Args:
         count: worker processes.
         src: the recorded dataset.
-        episodes: how many episodes it has.
+        renderings: what to render, in order: ``(episode, looks seed)`` pairs (the seed is unused without looks).
         cams: the new rig, as camera dicts.
         renderer: the backend to draw with (None: the recorded one).
         make_env: as :func:`~pixelrig.datasets.replay`'s (it must load in another process).
@@ -120,8 +120,9 @@ class Workers:
         ReplayWorkerError: a worker died while starting; the error a worker raised while starting is raised as it is.
     """
 
-    def __init__(self, count: int, src: Path, episodes: int, cams: list[dict[str, Any]], renderer: str | None,
-                 make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int, looks: Any = None) -> None:
+    def __init__(self, count: int, src: Path, renderings: list[tuple[int, int]], cams: list[dict[str, Any]],
+                 renderer: str | None, make_env: MakeEnv | None, needs_next_obs: bool, frame_bytes: int,
+                 looks: Any = None) -> None:
         buffered = max(2, BUFFER_BYTES // max(1, BATCH * frame_bytes))
         self.workers: list[_Worker] = []
         self.count = count
@@ -129,21 +130,23 @@ class Workers:
             for k in range(count):
                 job = {"src": str(src), "cameras": cams, "renderer": renderer,
                        "make_env": None if make_env is None else pickle.dumps(make_env),
-                       "episodes": list(range(k, episodes, count)), "needs_next_obs": needs_next_obs,
+                       "renderings": [(j, *renderings[j]) for j in range(k, len(renderings), count)],
+                       "needs_next_obs": needs_next_obs,
                        "looks": None if looks is None else pickle.dumps(looks)}
                 self.workers.append(_Worker(k, job))
             self.backend = [w.wait_ready(buffered) for w in self.workers][0]
         except BaseException:
             self.close(success=False)
             raise
+        self.renderings = renderings
 
-    def episode(self, e: int) -> Iterator[Item]:
-        """Episode ``e``'s items, as :func:`~pixelrig.datasets.rerender.episode_items` yields them."""
-        worker = self.workers[e % self.count]
+    def items(self, j: int) -> Iterator[Item]:
+        """Rendering ``j``'s items, as :func:`~pixelrig.datasets.rerender.episode_items` yields them."""
+        worker = self.workers[j % self.count]
         while True:
-            _, got, items = worker.get(f"rendering episode {e}")
-            if got != e:
-                raise ReplayWorkerError(f"replay worker {worker.index} sent episode {got} where {e} was due")
+            _, got, items = worker.get(f"rendering episode {self.renderings[j][0]}")
+            if got != j:
+                raise ReplayWorkerError(f"replay worker {worker.index} sent rendering {got} where {j} was due")
             yield from items
             if isinstance(items[-1], EpisodeEnd):
                 return

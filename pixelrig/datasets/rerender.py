@@ -66,12 +66,15 @@ class ReplayLooks:
 @dataclasses.dataclass(frozen=True)
 class EpisodeEnd:
     """The end of an episode's items: the state after the last action, how the episode ended, and the observation
-    of that state (None when the writer does not store next observations). ``final`` is None for an episode with
-    no frames (nothing is written for it)."""
+    of that state (None when the writer does not store next observations), and the looks drawn for it. ``final`` is
+    None for an episode with no frames (nothing is written for it)."""
 
     final: bytes | None
     end: str
     last: Observation | None
+    looks: dict[str, Any] | None = None
+    """What the new looks drew for the episode (:func:`~pixelrig.envs.looks.draw_looks`' values: its ``looks_seed``,
+    ``lighting``, ``distractors``, ``textures``; plain JSON values), None without new looks."""
 
 
 Item = tuple[StoredStep, Observation] | EpisodeEnd
@@ -114,6 +117,7 @@ class SnapshotDrawer:
         self.poses = PoseRestorer(self.pixel.unwrapped.client)
         self.identity: dict[str, Any] | None = None
         self.looks = looks
+        self.drawn: dict[str, Any] | None = None  # what the new looks drew at the last episode's first frame
         self._added: list[list[Any]] = []  # the distractors the new looks added, as drawn
         self._worn: list[list[Any]] = []  # their textures
 
@@ -125,6 +129,12 @@ class SnapshotDrawer:
     def close(self) -> None:
         """Close the env."""
         self.pixel.close()
+
+    def reseed(self, seed: int) -> None:
+        """Draw the next episodes' looks from ``seed`` (as ``ReplayLooks.seed``; nothing changes without new
+        looks)."""
+        if self.looks is not None:
+            self.looks = dataclasses.replace(self.looks, seed=seed)
 
     def restore(self, data: bytes, first: bool, where: str, episode: int = 0) -> None:
         """Put the world into the snapshot ``data``'s state (as far as images go; fully at an episode's start),
@@ -158,6 +168,7 @@ class SnapshotDrawer:
                     p.changeVisualShape(body, link, rgbaColor=[0.0, 0.0, 0.0, 0.0], physicsClientId=env.client)
         seed = self.looks.episode_seed(episode)
         values = draw_looks(self.looks.randomization, seed, env)
+        self.drawn = values
         self._added = values.get("distractors", [])
         added = {int(entry[0]) for entry in self._added}
         self._worn = [entry for entry in values.get("textures", []) if int(entry[0]) in added]
@@ -213,7 +224,7 @@ class SnapshotDrawer:
 
 
 def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, needs_next_obs: bool,
-                  state_shape: tuple[int, ...] | None) -> Iterator[Item]:
+                  state_shape: tuple[int, ...] | None, looks_seed: int | None = None) -> Iterator[Item]:
     """The frames of ``episode`` re-rendered, in order, then its :class:`EpisodeEnd`.
 
     Args:
@@ -222,7 +233,11 @@ def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, n
         episode: which episode.
         needs_next_obs: also render the state after the last action (the writer stores next observations).
         state_shape: the env's own observation's shape (None: the dataset stores no state).
+        looks_seed: the new looks' seed for this episode (:meth:`SnapshotDrawer.reseed`); None: the drawer's.
     """
+    if looks_seed is not None:
+        drawer.reseed(looks_seed)
+    drawer.drawn = None
     empty = True
     for t, stored in enumerate(reader.frames(episode)):
         yield stored, drawer.observe(stored.snapshot, t == 0, stored.state, f"episode {episode} frame {t}", episode, t)
@@ -238,4 +253,4 @@ def episode_items(reader: DatasetReader, drawer: SnapshotDrawer, episode: int, n
             drawer.restore_fully(final)
             state = np.asarray(drawer.pixel.unwrapped.observe(), dtype=np.float32).reshape(state_shape)
         last = drawer.observe(final, False, state, f"episode {episode} final state", episode, t + 1)
-    yield EpisodeEnd(final, reader.episode_end(episode), last)
+    yield EpisodeEnd(final, reader.episode_end(episode), last, drawer.drawn)

@@ -266,6 +266,37 @@ class RobomimicWriter:
         self.num_episodes = k + 1
         return k
 
+    def copy_episode(self, source: RobomimicReader, episode: int, attrs: EpisodeAttrs | None = None) -> int:
+        """Add ``source``'s episode ``episode`` as it is stored (its ``demo`` group copied whole: every array, its
+        compression and its end) as the next ``demo_<k>``, with the attributes ``attrs`` instead of its own.
+
+        Returns:
+            The episode's index k.
+
+        Raises:
+            RuntimeError: an episode is in progress.
+            ValueError: ``source`` records something else.
+        """
+        h5py = _h5py()
+        if self._episode is not None:
+            raise RuntimeError("copy_episode() while an episode is in progress: end or abort it first")
+        why = source.info.compatible_with(self.info)
+        if why is not None:
+            raise ValueError(f"cannot copy an episode of {str(source.path)!r}: {why}")
+        extra = check_attrs(attrs)
+        k = self.num_episodes
+        with writing(f"episode {k}", self.path, k), h5py.File(self.path, "a") as dst:
+            dst.copy(source.demo(episode), dst["data"], name=f"demo_{k}")
+            demo = dst["data"][f"demo_{k}"]
+            for key in [key for key in demo.attrs if key.startswith(ATTR_PREFIX) and key != f"{ATTR_PREFIX}end"]:
+                del demo.attrs[key]
+            for name, value in extra.items():
+                demo.attrs[f"{ATTR_PREFIX}{name}"] = value
+            dst["data"].attrs["total"] = int(dst["data"].attrs["total"]) + int(demo.attrs["num_samples"])
+            dst["data"].attrs["env_args"] = json.dumps(env_args(self.info))
+        self.num_episodes = k + 1
+        return k
+
     def _copy_snapshots(self, ep: _Episode, source: Path, demo: str, final_snapshot: bytes) -> None:
         h5py = _h5py()
         with h5py.File(source, "r") as f:

@@ -1,5 +1,5 @@
-"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay | collect | eval`` (also ``python -m
-pixelrig ...``)."""
+"""Command line: ``pixelrig demo | view | serve | bench | renderer | replay | augment | collect | eval`` (also
+``python -m pixelrig ...``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,15 @@ def add_renderer(parser: argparse.ArgumentParser, default: str = "PIXELRIG_RENDE
 
     parser.add_argument("--renderer", choices=RENDERER_CHOICES, default=None,
                         help=f"{choices_help()} (default: {default})")
+
+
+def add_rendering(parser: argparse.ArgumentParser, dst: str) -> None:
+    """The options of a command that re-renders a dataset into ``dst``: ``--overwrite``, ``--quiet``, ``--workers``."""
+    parser.add_argument("--overwrite", action="store_true", help=f"replace a dataset already at {dst}")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="processes to use: this one writes, the others restore and render (default: one "
+                             "per CPU core, fewer for short datasets; 1: everything in this process)")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -95,6 +104,25 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _augment(args: argparse.Namespace) -> int:
+    from pixelrig.datasets import DatasetExistsError, DatasetWriteError, ReplayWorkerError, augment
+
+    try:
+        result = augment(args.dataset, args.out, looks=args.looks, copies=args.copies, seed=args.seed,
+                         overwrite=args.overwrite, progress=not args.quiet, workers=args.workers)
+    except DatasetExistsError as exc:
+        print(f"pixelrig augment: {exc} (on the command line: --overwrite)", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError, ValueError, DatasetWriteError, ReplayWorkerError) as exc:
+        print(f"pixelrig augment: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {result.path}: {result.episodes} episodes ({result.source_episodes} recorded, then "
+          f"{result.copies} cop{'ies' if result.copies > 1 else 'y'} of each under looks {args.looks!r}), "
+          f"{result.frames} frames in {result.seconds:.1f} s ({result.workers} "
+          f"process{'es' if result.workers > 1 else ''})")
+    return 0
+
+
 def _collect(args: argparse.Namespace) -> int:
     from pixelrig.datasets import DatasetExistsError, DatasetWriteError
     from pixelrig.datasets.collect import collect
@@ -171,12 +199,21 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--format", choices=("lerobot", "robomimic"), default=None,
                         help="format of DST (default: that of SRC)")
     add_renderer(replay, "the one the dataset was recorded with")
-    replay.add_argument("--overwrite", action="store_true", help="replace a dataset already at DST")
-    replay.add_argument("--quiet", action="store_true", help="no progress bar")
-    replay.add_argument("--workers", type=int, default=None,
-                        help="processes to use: this one writes, the others restore and render (default: one "
-                             "per CPU core, fewer for short datasets; 1: everything in this process)")
+    add_rendering(replay, "DST")
     replay.set_defaults(func=_replay)
+
+    from pixelrig.envs.presets import LOOKS_PRESETS
+
+    augment = sub.add_parser("augment", help="a dataset's episodes, then re-rendered copies of each under new looks")
+    augment.add_argument("dataset", help="dataset written by pixelrig (a LeRobot folder or a robomimic .hdf5)")
+    augment.add_argument("--looks", default="train",
+                         help=f"the looks preset the copies' looks are drawn from: {', '.join(LOOKS_PRESETS)} "
+                              "(default: train)")
+    augment.add_argument("--copies", type=int, default=1, help="re-rendered copies of each episode (default: 1)")
+    augment.add_argument("--out", required=True, help="the new dataset, in DATASET's format (a folder, or a .hdf5)")
+    augment.add_argument("--seed", type=int, default=0, help="the looks' seed (default: 0)")
+    add_rendering(augment, "--out")
+    augment.set_defaults(func=_augment)
 
     collect = sub.add_parser("collect", help="run a task's scripted expert into a LeRobot or robomimic dataset")
     collect.add_argument("task", help="a task with an expert: pixelrig/PandaLift-v0 or PandaLift (pixelrig.experts."
