@@ -128,3 +128,47 @@ def test_two_envs_open_at_once_each_keep_their_own_bodies(env_id: str) -> None:
     finally:
         for env in envs:
             env.close()
+
+
+class RandomActions:
+    """Uniform actions from a seeded generator (PandaReach has no scripted expert)."""
+
+    def __init__(self, space: gym.spaces.Box) -> None:
+        self.space, self.rng = space, np.random.default_rng(0)
+
+    def __call__(self, obs: object) -> np.ndarray:
+        return self.rng.uniform(self.space.low, self.space.high).astype(np.float32)
+
+
+@pytest.mark.parametrize("env_id", ["pixelrig/PandaReach-v0", "pixelrig/PandaPush-v0"])
+def test_the_target_is_seen_in_every_env_where_the_goal_is_and_never_felt(env_id: str) -> None:
+    """The target marks the goal: drawn in each of two envs open at once (its shape made in its own env's world),
+    lying where ``target_pos`` says, unturned (a flat disc for Push, a ball for Reach), and still there after the
+    expert has run (it has no mass to fall with); nothing ever touches it (no collision shape: it is seen, never
+    felt, so the cube slides over Push's disc)."""
+    from pixelrig import PixelObs
+    from pixelrig.experts import EXPERTS
+
+    envs = [PixelObs(gym.make(env_id, renderer="tiny")) for _ in range(2)]  # the task's own front and side cameras
+    try:
+        for seed, env in zip((3, 5), envs, strict=True):  # seeds whose target the front camera sees
+            env.reset(seed=seed)
+        for env in envs:
+            base = env.unwrapped
+            seen = {env.label_names.get(int(i)) for i in np.unique(env.render_rig()["front/label"])}
+            assert "target" in seen, seen
+            expert, touched = EXPERTS[env_id](env) if env_id in EXPERTS else RandomActions(env.action_space), set()
+            obs, info = env.reset(seed=7)
+            target = base.body_id("target")
+            for _ in range(40):
+                obs, _, terminated, truncated, info = env.step(expert(obs))
+                touched |= {c[2] for c in p.getContactPoints(bodyA=target, physicsClientId=base.client)}
+                if terminated or truncated:
+                    break
+            position, orientation = p.getBasePositionAndOrientation(target, physicsClientId=base.client)
+            np.testing.assert_allclose(position, base.target_pos, atol=1e-12)
+            assert orientation == (0.0, 0.0, 0.0, 1.0) and not touched
+            assert p.getCollisionShapeData(target, -1, physicsClientId=base.client) == ()
+    finally:
+        for env in envs:
+            env.close()
