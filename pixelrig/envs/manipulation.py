@@ -1,7 +1,8 @@
 """The shared base of the Franka Panda's manipulation tasks with its gripper (:mod:`pixelrig.tasks`: lift,
 pick_place, stack, peg_insert, pick_object): task-space control and the gripper by default, rewards dense or sparse,
 a flat state observation of named terms, start poses drawn through
-:class:`~pixelrig.envs.randomization.Randomization`."""
+:class:`~pixelrig.envs.randomization.Randomization`; and what the Panda's and the SO-101's tasks share: the body
+terms, the reward helpers and the pick-and-place goal (:class:`PickPlaceGoal`)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,77 @@ def body_values(env: Any, ee: np.ndarray, contacts: Callable[[int], np.ndarray])
 def closeness(distance: float) -> float:
     """A distance (m) as a reward stage in (0, 1]: ``1 - tanh(REACH_SCALE * distance)``."""
     return 1.0 - math.tanh(REACH_SCALE * distance)
+
+
+class PickPlaceGoal:
+    """The goal both robots' pick-and-place tasks share (a mixin before the robot's task base:
+    ``class SO101PickPlaceEnv(PickPlaceGoal, SO101TaskEnv)``): the cube (``"cube"``) to move to a target, a green
+    sphere drawn only (0.6 of the cube's side across), on the table or in the air; the observation's ``target_pos``
+    and ``target_rel_pos``; success by the cube's distance to the target; the ``reach``, ``grasp`` and ``place``
+    stages.
+
+    Each task sets what differs: :attr:`success_distance`, where the target is drawn (:attr:`target_low`,
+    :attr:`target_high`, at least :attr:`target_separation` from the cube across the table) and where the cube
+    stands when the world is built (:attr:`cube_start`; each reset draws it again). The robot's base gives the cube
+    (``load_cube``, ``cube_size``, ``cube_rest``), ``load_body``, ``position``, ``grasp_centre`` and ``grasped``.
+    """
+
+    objects: ClassVar[tuple[str, ...]] = ("cube",)
+    task_state: ClassVar[tuple[str, ...]] = ("target_pos",)
+    stage_weights: ClassVar[dict[str, float]] = {"reach": 0.25, "grasp": 0.25, "place": 0.5}
+    success_distance: ClassVar[float]
+    """The cube's centre is placed once it is closer than this to the target (m)."""
+    target_low: ClassVar[tuple[float, float, float]]
+    target_high: ClassVar[tuple[float, float, float]]
+    """The range the target is drawn in: x and y (m), then, for a target in the air, its height above a resting
+    cube's centre (m); a target on the table is at a resting cube's centre."""
+    target_separation: ClassVar[float]
+    """The least distance across the table between the cube and the target (m)."""
+    air_probability: ClassVar[float] = 0.5
+    """How often the target is drawn in the air rather than on the table."""
+    cube_start: ClassVar[tuple[float, float]]
+    """Where (x, y) the cube (and the target, over it) stand when the world is built, before a reset draws them."""
+
+    def __init__(self, **options: Any) -> None:
+        self.target_pos = np.array([*self.cube_start, self.cube_rest])
+        """Where the cube's centre must go (m, world frame)."""
+        super().__init__(**options)
+
+    def build_task_objects(self) -> None:
+        c = self.client
+        self.load_cube("cube", RED, self.cube_start)
+        ball = p.createVisualShape(p.GEOM_SPHERE, radius=self.cube_size * 0.3, rgbaColor=GREEN, physicsClientId=c)
+        self.load_body("target", p.createMultiBody(0.0, -1, ball, self.target_pos.tolist(), physicsClientId=c))
+
+    def goal_terms(self) -> list[Term]:
+        return [Term("target_pos", 3), Term("target_rel_pos", 3)]
+
+    def goal_values(self) -> dict[str, np.ndarray]:
+        return {"target_pos": self.target_pos, "target_rel_pos": self.target_pos - self.position("cube")}
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        """The robot's reset (the cube's start drawn by the randomisation), then the target drawn."""
+        super().reset_task(options)
+        rng, low, high = self.np_random, self.target_low, self.target_high
+        cube = self.position("cube")[:2]
+        xy = rng.uniform(low[:2], high[:2])
+        while np.linalg.norm(xy - cube) < self.target_separation:
+            xy = rng.uniform(low[:2], high[:2])
+        height = rng.uniform(low[2], high[2]) if rng.random() < self.air_probability else 0.0
+        self.target_pos = np.array([*xy, self.cube_rest + height])
+        p.resetBasePositionAndOrientation(self.body_id("target"), self.target_pos.tolist(), (0, 0, 0, 1),
+                                          physicsClientId=self.client)
+
+    def distance(self) -> float:
+        """The cube's centre's distance to the target (m)."""
+        return float(np.linalg.norm(self.position("cube") - self.target_pos))
+
+    def is_success(self) -> bool:
+        return self.distance() < self.success_distance
+
+    def stages(self) -> dict[str, float]:
+        return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),
+                "grasp": float(self.grasped("cube")), "place": closeness(self.distance())}
 
 
 def with_start_poses(randomize: Randomization | None, positions: Mapping[str, BodyRange],
@@ -153,6 +225,12 @@ class PandaManipulationEnv(PandaEnv):
 
     rig_target: ClassVar[tuple[float, float, float]] = (0.5, 0.0, 0.66)
     """The point the default rig's front and side cameras look at."""
+
+    cube_size: ClassVar[float] = 2 * CUBE_HALF
+    """The side of the cubes :meth:`load_cube` makes (m) ..."""
+
+    cube_rest: ClassVar[float] = CUBE_REST
+    """... and the height of their centres resting on the table (m)."""
 
     def __init__(self, reward_type: str | None = None, control: str | None = None, gripper: str = "panda",
                  randomize: Randomization | None = None, goal_obs: bool = False, **options: Any) -> None:

@@ -153,6 +153,10 @@ class SO101Env(Observed, Controlled, BulletEnv):
     workspace_high = np.array([0.40, 0.30, TABLE_TOP + 0.30])
     model_files: ClassVar[tuple[str, ...]] = ("plane.urdf", "table/table.urdf")
     """pybullet_data's files; :meth:`model_paths` adds the SO-101's own from where it is installed."""
+    cube_size: ClassVar[float] = CUBE_SIZE
+    """The side of the cubes :meth:`load_cube` makes (m) ..."""
+    cube_rest: ClassVar[float] = CUBE_REST
+    """... and the height of their centres resting on the table (m)."""
 
     def __init__(self, control: str = "ee_delta_pitch_roll", visual_detail: str = "simplified",
                  visual_budget: int = DEFAULT_BUDGET, **common: Any) -> None:
