@@ -2,7 +2,8 @@
 pick_place, stack, peg_insert, pick_object): task-space control and the gripper by default, rewards dense or sparse,
 a flat state observation of named terms, start poses drawn through
 :class:`~pixelrig.envs.randomization.Randomization`; and what the Panda's and the SO-101's tasks share: the body
-terms, the reward helpers and the pick-and-place goal (:class:`PickPlaceGoal`)."""
+terms, the reward helpers, the pick-and-place goal (:class:`PickPlaceGoal`) and the stacking goal
+(:class:`StackGoal`)."""
 
 from __future__ import annotations
 
@@ -144,6 +145,80 @@ class PickPlaceGoal:
     def stages(self) -> dict[str, float]:
         return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),
                 "grasp": float(self.grasped("cube")), "place": closeness(self.distance())}
+
+
+class StackGoal:
+    """The goal both robots' stacking tasks share (a mixin before the robot's task base, as :class:`PickPlaceGoal`):
+    cube A (``"cube_a"``, red) onto cube B (``"cube_b"``, blue), let go, both still; the observation's
+    ``target_pos`` (where A's centre rests on B); the ``reach``, ``grasp``, ``align`` and ``release`` stages.
+
+    Each task sets what differs: how close A must sit to its place on B (:attr:`xy_tolerance` across the table,
+    :attr:`z_tolerance` in height), how far the grasp centre must be from A once released (:attr:`clearance`),
+    when its gripper counts as open (its :meth:`let_go_open`), and where the cubes stand when the world is built
+    (:attr:`cube_starts`; each reset draws them again). The robot's base gives the cubes (``load_cube``,
+    ``cube_size``), ``load_body``, ``position``, ``grasp_centre``, ``grasped``, ``touched`` and ``still``.
+    """
+
+    objects: ClassVar[tuple[str, ...]] = ("cube_a", "cube_b")
+    stage_weights: ClassVar[dict[str, float]] = {"reach": 0.2, "grasp": 0.2, "align": 0.4, "release": 0.2}
+    xy_tolerance: ClassVar[float]
+    """A sits on B when its centre is closer than this to its place on B across the table (m) ..."""
+    z_tolerance: ClassVar[float]
+    """... and closer than this in height (m)."""
+    clearance: ClassVar[float]
+    """Released: the grasp centre at least this far from A's centre (m)."""
+    cube_starts: ClassVar[tuple[tuple[float, float], tuple[float, float]]]
+    """Where (x, y) A and B stand when the world is built, before a reset draws them."""
+
+    def build_task_objects(self) -> None:
+        a, b = self.cube_starts
+        self.load_cube("cube_a", RED, a)
+        self.load_cube("cube_b", BLUE, b)
+
+    def goal_terms(self) -> list[Term]:
+        return [Term("target_pos", 3)]
+
+    def goal_values(self) -> dict[str, np.ndarray]:
+        return {"target_pos": self.stack_target()}
+
+    def stack_target(self) -> np.ndarray:
+        """Where A's centre rests on B: B's centre plus one cube side up (m)."""
+        return self.position("cube_b") + [0.0, 0.0, self.cube_size]
+
+    def on_b(self) -> bool:
+        """Whether A sits on B within the tolerances."""
+        offset = self.position("cube_a") - self.stack_target()
+        return bool(np.linalg.norm(offset[:2]) < self.xy_tolerance and abs(offset[2]) < self.z_tolerance)
+
+    def let_go_open(self) -> bool:
+        """Whether the gripper is open enough to count as having let go (each robot says how far)."""
+        raise NotImplementedError
+
+    def released(self) -> bool:
+        """Whether the gripper has let go of A: open, touching it nowhere, and away from it."""
+        return (self.let_go_open() and not self.touched("cube_a")
+                and float(np.linalg.norm(self.grasp_centre() - self.position("cube_a"))) >= self.clearance)
+
+    def is_success(self) -> bool:
+        return self.on_b() and self.released() and self.still("cube_a") and self.still("cube_b")
+
+    def stages(self) -> dict[str, float]:
+        a = self.position("cube_a")
+        return {"reach": closeness(float(np.linalg.norm(a - self.grasp_centre()))),
+                "grasp": float(self.grasped("cube_a")),
+                "align": closeness(float(np.linalg.norm(a - self.stack_target()))),
+                "release": float(self.on_b() and self.released())}
+
+
+def body_still(client: int, body: int) -> bool:
+    """Whether ``body`` moves slower than :data:`STILL_SPEED` and turns slower than :data:`STILL_SPIN`."""
+    lin, ang = p.getBaseVelocity(body, physicsClientId=client)
+    return bool(np.linalg.norm(lin) < STILL_SPEED and np.linalg.norm(ang) < STILL_SPIN)
+
+
+def touching(client: int, robot: int, body: int) -> bool:
+    """Whether any link of ``robot`` touches ``body``."""
+    return bool(p.getContactPoints(bodyA=robot, bodyB=body, physicsClientId=client))
 
 
 def with_start_poses(randomize: Randomization | None, positions: Mapping[str, BodyRange],
@@ -297,12 +372,11 @@ class PandaManipulationEnv(PandaEnv):
 
     def touched(self, name: str) -> bool:
         """Whether any link of the robot touches the named body."""
-        return bool(p.getContactPoints(bodyA=self.panda, bodyB=self.body_id(name), physicsClientId=self.client))
+        return touching(self.client, self.panda, self.body_id(name))
 
     def still(self, name: str) -> bool:
         """Whether the named body moves slower than :data:`STILL_SPEED` and turns slower than :data:`STILL_SPIN`."""
-        lin, ang = p.getBaseVelocity(self.body_id(name), physicsClientId=self.client)
-        return bool(np.linalg.norm(lin) < STILL_SPEED and np.linalg.norm(ang) < STILL_SPIN)
+        return body_still(self.client, self.body_id(name))
 
     def opening(self) -> float:
         """The gap between the fingers now (m)."""
