@@ -405,3 +405,34 @@ def test_stack_refuses_bad_input_naming_the_fix() -> None:
             SO101StackExpert(env)
     finally:
         env.close()
+
+
+def test_the_documented_expert_figures_are_the_benchmarks() -> None:
+    """docs/manipulation.md's SO-101 experts' table is docs/so101_experts.json's (written by
+    ``benchmarks/so101_experts.py --all --docs``), which holds every SO-101 expert over seeds 0-99 and 100-599; each
+    expert succeeds on at least 90% of seeds 0-99 (tests/test_experts.py's slow bar)."""
+    from pixelrig.experts import EXPERTS
+
+    root = golden.REPO
+    result = json.loads((root / "docs" / "so101_experts.json").read_text())
+    assert list(result["tasks"]) == IDS and set(IDS) == {i for i in EXPERTS if i.startswith("pixelrig/SO101")}
+    rows = []
+    for env_id, task in result["tasks"].items():
+        assert task["expert"] == EXPERTS[env_id].__name__
+        assert [r["seeds"] for r in task["ranges"]] == [[0, 100], [100, 600]]
+        for r in task["ranges"]:
+            assert r["n"] == r["seeds"][1] - r["seeds"][0] and r["rate"] == round(r["success"] / r["n"], 4)
+            assert len(r["failed"]) == r["n"] - r["success"] and r["mean_len"] > 0 and r["s"] > 0
+        assert task["ranges"][0]["rate"] >= 0.9, env_id
+        percents = [("%.1f" % (100 * r["rate"])).removesuffix(".0") + "%" for r in task["ranges"]]  # 100%, 99.8%
+        cells = [f"{pc} ({r['success']}/{r['n']}) | {r['mean_len']:.1f}" for pc, r in zip(percents, task["ranges"],
+                                                                                        strict=True)]
+        rows.append(f"| `{task['expert']}` | {' | '.join(cells)} |")
+    for page in ("docs/manipulation.md",):
+        text = (root / page).read_text()
+        block = text[text.index("<!-- so101-experts:start"):text.index("<!-- so101-experts:end -->")]
+        for row in rows:
+            assert row in block, (page, row)
+        assert block.count("\n|") == 2 + len(rows), page  # the header, the rule, a row per expert
+        assert "| expert | seeds 0-99: success | mean length (steps) | seeds 100-599: success |" in block, page
+        assert f"Measured on {result['date']} ({result['machine']}; load" in block, page
