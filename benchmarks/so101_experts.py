@@ -9,7 +9,7 @@ ids) over seeds 0-99 and 100-599, one episode after another in this process, and
 ``docs/so101_experts.json``: per task and seed range the successes, n, the rate, the mean length (steps, every
 episode's), the failed seeds with the phase each ended in and the wall time; the date, the machine and its load (the
 1-minute load average before and after, and this process's niceness). ``--docs`` (alone: from the JSON as it is)
-writes the experts' table into docs/manipulation.md between its ``so101-experts`` markers; a test
+writes the experts' table into docs/manipulation.md and README.md between their ``so101-experts`` markers; a test
 (tests/test_tasks_so101.py) fails when the pages and the JSON disagree.
 """
 
@@ -32,7 +32,7 @@ from pixelrig.tools.bench.common import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_PATH = ROOT / "docs" / "so101_experts.json"
-PAGES = (ROOT / "docs" / "manipulation.md",)
+PAGES = (ROOT / "docs" / "manipulation.md", ROOT / "README.md")
 RANGES = ((0, 100), (100, 600))
 START = ("<!-- so101-experts:start (generated from docs/so101_experts.json by python benchmarks/so101_experts.py "
          "--docs) -->")

@@ -407,8 +407,30 @@ def test_stack_refuses_bad_input_naming_the_fix() -> None:
         env.close()
 
 
+def test_follower_targets_beyond_the_ranges_are_clipped_as_the_docs_say() -> None:
+    """README.md and docs/manipulation.md: targets beyond the real robot's ranges are clipped to them. Every joint,
+    both ways: the target held is the range's end, and the arm, driven there, stays within its range."""
+    doc_match(r"targets beyond the real robot's ranges are clipped to them, as the real arm's servos and driver clip "
+              r"them")
+    doc_match(r"Targets beyond the ranges are clipped to them, as the real arm's servos \(the arm\) and driver \(the "
+              r"gripper\) clip them")
+    env = gym.make("pixelrig/SO101Lift-v0", control="so101_follower")
+    try:
+        base = env.unwrapped
+        low, high = env.action_space.low.astype(np.float64), env.action_space.high.astype(np.float64)
+        for end, beyond in ((low, low - 60.0), (high, high + 60.0)):
+            env.reset(seed=0)
+            for _ in range(40):
+                obs, *_ = env.step(beyond.astype(np.float32))
+            np.testing.assert_allclose(base.follower_action(), end, atol=1e-3)
+            state = obs[base.observation_layout["joint_pos"]]
+            assert np.all(state >= low - 1.0) and np.all(state <= high + 1.0), (state, low, high)
+    finally:
+        env.close()
+
+
 def test_the_documented_expert_figures_are_the_benchmarks() -> None:
-    """docs/manipulation.md's SO-101 experts' table is docs/so101_experts.json's (written by
+    """docs/manipulation.md's and README.md's SO-101 experts' tables are docs/so101_experts.json's (written by
     ``benchmarks/so101_experts.py --all --docs``), which holds every SO-101 expert over seeds 0-99 and 100-599; each
     expert succeeds on at least 90% of seeds 0-99 (tests/test_experts.py's slow bar)."""
     from pixelrig.experts import EXPERTS
@@ -428,7 +450,7 @@ def test_the_documented_expert_figures_are_the_benchmarks() -> None:
         cells = [f"{pc} ({r['success']}/{r['n']}) | {r['mean_len']:.1f}" for pc, r in zip(percents, task["ranges"],
                                                                                         strict=True)]
         rows.append(f"| `{task['expert']}` | {' | '.join(cells)} |")
-    for page in ("docs/manipulation.md",):
+    for page in ("docs/manipulation.md", "README.md"):
         text = (root / page).read_text()
         block = text[text.index("<!-- so101-experts:start"):text.index("<!-- so101-experts:end -->")]
         for row in rows:
