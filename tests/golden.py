@@ -71,6 +71,7 @@ SCENES: dict[str, Callable[[str], gym.Env]] = {
     "so101reach": _registered("pixelrig/SO101Reach-v0"),
     "so101lift": _registered("pixelrig/SO101Lift-v0"),
     "so101pickplace": _registered("pixelrig/SO101PickPlace-v0"),
+    "so101stack": _registered("pixelrig/SO101Stack-v0"),
 }
 """Golden scenes: each is an env rendered with its default cameras right after ``reset(seed=0)`` (or with the rig
 file :data:`SCENE_RIGS` names)."""
@@ -79,7 +80,7 @@ SO101_TRAIN_RIG = REPO / "examples" / "rigs" / "so101_train.toml"
 """The SO-101 tasks' default rig at 128x96 (their default is 640x480, as LeRobot records the real arm)."""
 
 SCENE_RIGS: dict[str, Path] = {"so101reach": SO101_TRAIN_RIG, "so101lift": SO101_TRAIN_RIG,
-                               "so101pickplace": SO101_TRAIN_RIG}
+                               "so101pickplace": SO101_TRAIN_RIG, "so101stack": SO101_TRAIN_RIG}
 """Scenes drawn with a rig file's cameras instead of their env's default rig."""
 
 

@@ -355,7 +355,7 @@ MUTANTS: tuple[Mutant, ...] = (
                        "        return self.lifted() >= 0.5 * self.lift_height"),)),
     Mutant("stack-release-ignored", "PandaStack succeeds with cube A on B while the gripper still holds it",
            ("tests/test_envs_tasks_manipulation.py::test_stack_is_not_done_while_the_gripper_holds_a",),
-           edits=(Edit("pixelrig/tasks/stack.py",
+           edits=(Edit("pixelrig/envs/manipulation.py",
                        "        return self.on_b() and self.released() and self.still(\"cube_a\")",
                        "        return self.on_b() and self.still(\"cube_a\")"),)),
     Mutant("peg-beside-the-hole", "PandaPegInsert counts the peg's depth without checking it is in the hole",
@@ -477,7 +477,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("stack-align-to-b", "Stack's align stage measures A's distance to B's centre, not to A's place on B",
            ("tests/test_envs_documented_tasks.py::test_the_dense_reward_is_the_documented_weighted_stages"
             "[pixelrig/PandaStack-v0]",),
-           edits=(Edit("pixelrig/tasks/stack.py", '"align": closeness(float(np.linalg.norm(a - self.stack_target()))),',
+           edits=(Edit("pixelrig/envs/manipulation.py",
+                       '"align": closeness(float(np.linalg.norm(a - self.stack_target()))),',
                        '"align": closeness(float(np.linalg.norm(a - self.position("cube_b")))),'),)),
     Mutant("push-target-in-default-client", "PandaPush moves its target disc in pybullet's default client, another "
            "env's when several are open",

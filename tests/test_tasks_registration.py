@@ -21,8 +21,8 @@ TASKS = Path(pixelrig.__file__).parent / "tasks"
 def test_every_task_module_declares_one_registered_id() -> None:
     modules = sorted(p.stem for p in TASKS.glob("*.py") if p.stem != "__init__")
     assert modules == ["ant", "cartpole", "half_cheetah", "hopper", "lift", "peg_insert", "pick_object",
-                       "pick_place", "push", "reach", "so101_lift", "so101_pick_place", "so101_reach", "stack",
-                       "walker2d"]
+                       "pick_place", "push", "reach", "so101_lift", "so101_pick_place", "so101_reach", "so101_stack",
+                       "stack", "walker2d"]
     for stem in modules:
         entry = declared(TASKS / f"{stem}.py")
         module = importlib.import_module(f"pixelrig.tasks.{stem}")
@@ -46,7 +46,8 @@ def test_registration_reads_the_modules_without_importing_them(tmp_path: Path) -
 def test_experts_are_derived_from_the_tasks_they_name() -> None:
     assert set(EXPERTS) == {"pixelrig/PandaPush-v0", "pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0",
                             "pixelrig/PandaStack-v0", "pixelrig/PandaPegInsert-v0", "pixelrig/PandaPickObject-v0",
-                            "pixelrig/SO101Reach-v0", "pixelrig/SO101Lift-v0", "pixelrig/SO101PickPlace-v0"}
+                            "pixelrig/SO101Reach-v0", "pixelrig/SO101Lift-v0", "pixelrig/SO101PickPlace-v0",
+                            "pixelrig/SO101Stack-v0"}
     for env_id, cls in EXPERTS.items():
         assert cls.task == env_id and env_id in gym.registry
         assert getattr(pixelrig.experts, cls.__name__) is cls

@@ -1,7 +1,9 @@
 """The shared base of the Franka Panda's manipulation tasks with its gripper (:mod:`pixelrig.tasks`: lift,
 pick_place, stack, peg_insert, pick_object): task-space control and the gripper by default, rewards dense or sparse,
 a flat state observation of named terms, start poses drawn through
-:class:`~pixelrig.envs.randomization.Randomization`."""
+:class:`~pixelrig.envs.randomization.Randomization`; and what the Panda's and the SO-101's tasks share: the body
+terms, the reward helpers, the pick-and-place goal (:class:`PickPlaceGoal`) and the stacking goal
+(:class:`StackGoal`)."""
 
 from __future__ import annotations
 
@@ -72,6 +74,151 @@ def body_values(env: Any, ee: np.ndarray, contacts: Callable[[int], np.ndarray])
 def closeness(distance: float) -> float:
     """A distance (m) as a reward stage in (0, 1]: ``1 - tanh(REACH_SCALE * distance)``."""
     return 1.0 - math.tanh(REACH_SCALE * distance)
+
+
+class PickPlaceGoal:
+    """The goal both robots' pick-and-place tasks share (a mixin before the robot's task base:
+    ``class SO101PickPlaceEnv(PickPlaceGoal, SO101TaskEnv)``): the cube (``"cube"``) to move to a target, a green
+    sphere drawn only (0.6 of the cube's side across), on the table or in the air; the observation's ``target_pos``
+    and ``target_rel_pos``; success by the cube's distance to the target; the ``reach``, ``grasp`` and ``place``
+    stages.
+
+    Each task sets what differs: :attr:`success_distance`, where the target is drawn (:attr:`target_low`,
+    :attr:`target_high`, at least :attr:`target_separation` from the cube across the table) and where the cube
+    stands when the world is built (:attr:`cube_start`; each reset draws it again). The robot's base gives the cube
+    (``load_cube``, ``cube_size``, ``cube_rest``), ``load_body``, ``position``, ``grasp_centre`` and ``grasped``.
+    """
+
+    objects: ClassVar[tuple[str, ...]] = ("cube",)
+    task_state: ClassVar[tuple[str, ...]] = ("target_pos",)
+    stage_weights: ClassVar[dict[str, float]] = {"reach": 0.25, "grasp": 0.25, "place": 0.5}
+    success_distance: ClassVar[float]
+    """The cube's centre is placed once it is closer than this to the target (m)."""
+    target_low: ClassVar[tuple[float, float, float]]
+    target_high: ClassVar[tuple[float, float, float]]
+    """The range the target is drawn in: x and y (m), then, for a target in the air, its height above a resting
+    cube's centre (m); a target on the table is at a resting cube's centre."""
+    target_separation: ClassVar[float]
+    """The least distance across the table between the cube and the target (m)."""
+    air_probability: ClassVar[float] = 0.5
+    """How often the target is drawn in the air rather than on the table."""
+    cube_start: ClassVar[tuple[float, float]]
+    """Where (x, y) the cube (and the target, over it) stand when the world is built, before a reset draws them."""
+
+    def __init__(self, **options: Any) -> None:
+        self.target_pos = np.array([*self.cube_start, self.cube_rest])
+        """Where the cube's centre must go (m, world frame)."""
+        super().__init__(**options)
+
+    def build_task_objects(self) -> None:
+        c = self.client
+        self.load_cube("cube", RED, self.cube_start)
+        ball = p.createVisualShape(p.GEOM_SPHERE, radius=self.cube_size * 0.3, rgbaColor=GREEN, physicsClientId=c)
+        self.load_body("target", p.createMultiBody(0.0, -1, ball, self.target_pos.tolist(), physicsClientId=c))
+
+    def goal_terms(self) -> list[Term]:
+        return [Term("target_pos", 3), Term("target_rel_pos", 3)]
+
+    def goal_values(self) -> dict[str, np.ndarray]:
+        return {"target_pos": self.target_pos, "target_rel_pos": self.target_pos - self.position("cube")}
+
+    def reset_task(self, options: dict[str, Any]) -> None:
+        """The robot's reset (the cube's start drawn by the randomisation), then the target drawn."""
+        super().reset_task(options)
+        rng, low, high = self.np_random, self.target_low, self.target_high
+        cube = self.position("cube")[:2]
+        xy = rng.uniform(low[:2], high[:2])
+        while np.linalg.norm(xy - cube) < self.target_separation:
+            xy = rng.uniform(low[:2], high[:2])
+        height = rng.uniform(low[2], high[2]) if rng.random() < self.air_probability else 0.0
+        self.target_pos = np.array([*xy, self.cube_rest + height])
+        p.resetBasePositionAndOrientation(self.body_id("target"), self.target_pos.tolist(), (0, 0, 0, 1),
+                                          physicsClientId=self.client)
+
+    def distance(self) -> float:
+        """The cube's centre's distance to the target (m)."""
+        return float(np.linalg.norm(self.position("cube") - self.target_pos))
+
+    def is_success(self) -> bool:
+        return self.distance() < self.success_distance
+
+    def stages(self) -> dict[str, float]:
+        return {"reach": closeness(float(np.linalg.norm(self.position("cube") - self.grasp_centre()))),
+                "grasp": float(self.grasped("cube")), "place": closeness(self.distance())}
+
+
+class StackGoal:
+    """The goal both robots' stacking tasks share (a mixin before the robot's task base, as :class:`PickPlaceGoal`):
+    cube A (``"cube_a"``, red) onto cube B (``"cube_b"``, blue), let go, both still; the observation's
+    ``target_pos`` (where A's centre rests on B); the ``reach``, ``grasp``, ``align`` and ``release`` stages.
+
+    Each task sets what differs: how close A must sit to its place on B (:attr:`xy_tolerance` across the table,
+    :attr:`z_tolerance` in height), how far the grasp centre must be from A once released (:attr:`clearance`),
+    when its gripper counts as open (its :meth:`let_go_open`), and where the cubes stand when the world is built
+    (:attr:`cube_starts`; each reset draws them again). The robot's base gives the cubes (``load_cube``,
+    ``cube_size``), ``load_body``, ``position``, ``grasp_centre``, ``grasped``, ``touched`` and ``still``.
+    """
+
+    objects: ClassVar[tuple[str, ...]] = ("cube_a", "cube_b")
+    stage_weights: ClassVar[dict[str, float]] = {"reach": 0.2, "grasp": 0.2, "align": 0.4, "release": 0.2}
+    xy_tolerance: ClassVar[float]
+    """A sits on B when its centre is closer than this to its place on B across the table (m) ..."""
+    z_tolerance: ClassVar[float]
+    """... and closer than this in height (m)."""
+    clearance: ClassVar[float]
+    """Released: the grasp centre at least this far from A's centre (m)."""
+    cube_starts: ClassVar[tuple[tuple[float, float], tuple[float, float]]]
+    """Where (x, y) A and B stand when the world is built, before a reset draws them."""
+
+    def build_task_objects(self) -> None:
+        a, b = self.cube_starts
+        self.load_cube("cube_a", RED, a)
+        self.load_cube("cube_b", BLUE, b)
+
+    def goal_terms(self) -> list[Term]:
+        return [Term("target_pos", 3)]
+
+    def goal_values(self) -> dict[str, np.ndarray]:
+        return {"target_pos": self.stack_target()}
+
+    def stack_target(self) -> np.ndarray:
+        """Where A's centre rests on B: B's centre plus one cube side up (m)."""
+        return self.position("cube_b") + [0.0, 0.0, self.cube_size]
+
+    def on_b(self) -> bool:
+        """Whether A sits on B within the tolerances."""
+        offset = self.position("cube_a") - self.stack_target()
+        return bool(np.linalg.norm(offset[:2]) < self.xy_tolerance and abs(offset[2]) < self.z_tolerance)
+
+    def let_go_open(self) -> bool:
+        """Whether the gripper is open enough to count as having let go (each robot says how far)."""
+        raise NotImplementedError
+
+    def released(self) -> bool:
+        """Whether the gripper has let go of A: open, touching it nowhere, and away from it."""
+        return (self.let_go_open() and not self.touched("cube_a")
+                and float(np.linalg.norm(self.grasp_centre() - self.position("cube_a"))) >= self.clearance)
+
+    def is_success(self) -> bool:
+        return self.on_b() and self.released() and self.still("cube_a") and self.still("cube_b")
+
+    def stages(self) -> dict[str, float]:
+        a = self.position("cube_a")
+        return {"reach": closeness(float(np.linalg.norm(a - self.grasp_centre()))),
+                "grasp": float(self.grasped("cube_a")),
+                "align": closeness(float(np.linalg.norm(a - self.stack_target()))),
+                "release": float(self.on_b() and self.released())}
+
+
+def body_still(client: int, body: int) -> bool:
+    """Whether ``body`` moves slower than :data:`STILL_SPEED` and turns slower than :data:`STILL_SPIN`."""
+    lin, ang = p.getBaseVelocity(body, physicsClientId=client)
+    return bool(np.linalg.norm(lin) < STILL_SPEED and np.linalg.norm(ang) < STILL_SPIN)
+
+
+def touching(client: int, robot: int, body: int) -> bool:
+    """Whether any link of ``robot`` touches ``body``."""
+    return bool(p.getContactPoints(bodyA=robot, bodyB=body, physicsClientId=client))
 
 
 def with_start_poses(randomize: Randomization | None, positions: Mapping[str, BodyRange],
@@ -154,6 +301,12 @@ class PandaManipulationEnv(PandaEnv):
     rig_target: ClassVar[tuple[float, float, float]] = (0.5, 0.0, 0.66)
     """The point the default rig's front and side cameras look at."""
 
+    cube_size: ClassVar[float] = 2 * CUBE_HALF
+    """The side of the cubes :meth:`load_cube` makes (m) ..."""
+
+    cube_rest: ClassVar[float] = CUBE_REST
+    """... and the height of their centres resting on the table (m)."""
+
     def __init__(self, reward_type: str | None = None, control: str | None = None, gripper: str = "panda",
                  randomize: Randomization | None = None, goal_obs: bool = False, **options: Any) -> None:
         owner = type(self).__name__
@@ -219,12 +372,11 @@ class PandaManipulationEnv(PandaEnv):
 
     def touched(self, name: str) -> bool:
         """Whether any link of the robot touches the named body."""
-        return bool(p.getContactPoints(bodyA=self.panda, bodyB=self.body_id(name), physicsClientId=self.client))
+        return touching(self.client, self.panda, self.body_id(name))
 
     def still(self, name: str) -> bool:
         """Whether the named body moves slower than :data:`STILL_SPEED` and turns slower than :data:`STILL_SPIN`."""
-        lin, ang = p.getBaseVelocity(self.body_id(name), physicsClientId=self.client)
-        return bool(np.linalg.norm(lin) < STILL_SPEED and np.linalg.norm(ang) < STILL_SPIN)
+        return body_still(self.client, self.body_id(name))
 
     def opening(self) -> float:
         """The gap between the fingers now (m)."""

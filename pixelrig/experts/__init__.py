@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "SO101LiftExpert": "pixelrig.experts.so101",
     "SO101PickPlaceExpert": "pixelrig.experts.so101",
     "SO101ReachExpert": "pixelrig.experts.so101",
+    "SO101StackExpert": "pixelrig.experts.so101",
     "StackExpert": "pixelrig.experts.pick",
 }
 
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from pixelrig.experts.peg import PegInsertExpert
     from pixelrig.experts.pick import LiftExpert, PickObjectExpert, PickPlaceExpert, StackExpert
     from pixelrig.experts.push import PushExpert
-    from pixelrig.experts.so101 import SO101LiftExpert, SO101PickPlaceExpert, SO101ReachExpert
+    from pixelrig.experts.so101 import SO101LiftExpert, SO101PickPlaceExpert, SO101ReachExpert, SO101StackExpert
 
 
 _lazy_getattr, __dir__ = lazy_exports("pixelrig.experts", _EXPORTS, globals())
@@ -75,4 +76,5 @@ def __getattr__(name: str) -> Any:
     return _lazy_getattr(name)
 
 __all__ = ["EXPERTS", "Expert", "LiftExpert", "PegInsertExpert", "PickObjectExpert", "PickPlaceExpert",
-           "PushExpert", "SO101LiftExpert", "SO101PickPlaceExpert", "SO101ReachExpert", "StackExpert"]
+           "PushExpert", "SO101LiftExpert", "SO101PickPlaceExpert", "SO101ReachExpert", "SO101StackExpert",
+           "StackExpert"]

@@ -52,6 +52,12 @@ class SO101Expert(Expert):
             return float(np.clip(min(room, tilt) / self.max_rot, -1.0, 1.0))
         return 0.0
 
+    def jaw_across(self) -> np.ndarray:
+        """The horizontal unit vector from the moving jaw towards the fixed one (gripper_frame_link's x axis)."""
+        x, y, z, w = (float(v) for v in self.o["ee_quat"])
+        across = np.array([1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 0.0])
+        return across / max(float(np.linalg.norm(across)), 1e-9)
+
     def heading_error(self, heading: float) -> float:
         """How far (rad, in [-45°, 45°)) the jaws' closing direction must turn about the vertical to close along
         ``heading`` or a multiple of 90° from it: a positive wrist roll turns it clockwise seen from above."""
@@ -78,6 +84,8 @@ class SO101GraspExpert(SO101Expert):
     phases: tuple[str, ...] = ("above", "descend", "close")
     body = "cube"
     hover = 0.04
+    grip_height = 0.002
+    """How far above the cube's centre the grasp centre closes (m)."""
 
     def act(self) -> np.ndarray:
         cube = self.o[f"{self.body}_pos"]
@@ -89,7 +97,7 @@ class SO101GraspExpert(SO101Expert):
                 self.go("descend")
             return self.move_turn(goal, JAW_OPEN, heading)
         if self.phase == "descend":
-            goal = cube + [0.0, 0.0, 0.002]
+            goal = cube + [0.0, 0.0, self.grip_height]
             if self.near(goal, 0.005) or self.steps_in_phase >= 30:
                 self.go("close")
             elif not self.near(cube, 0.01, slice(0, 2)):  # the cube moved from under the jaws
@@ -102,7 +110,7 @@ class SO101GraspExpert(SO101Expert):
                     self.go(self.phases[3])
                 else:
                     self.go("above")
-            return self.move_turn(cube + [0.0, 0.0, 0.002], CLOSED)
+            return self.move_turn(cube + [0.0, 0.0, self.grip_height], CLOSED)
         if not self.holds(self.body) and self.steps_in_phase >= 5:
             self.go("above")
             return self.move_turn(cube + [0.0, 0.0, self.hover], JAW_OPEN)
@@ -135,7 +143,7 @@ class SO101PickPlaceExpert(SO101GraspExpert):
 
     def after_grasp(self) -> np.ndarray:
         goal, ee = self.o["target_pos"], self.o["ee_pos"]
-        offset = ee - self.o["cube_pos"]  # the grasp centre relative to the cube it holds
+        offset = ee - self.o[f"{self.body}_pos"]  # the grasp centre relative to the cube it holds
         travel = max(float(goal[2]), float(self.memory["grasped_at"][2])) + 0.03 + offset[2]
         if self.phase == "raise":
             up = np.array([*ee[:2], travel])
@@ -148,3 +156,45 @@ class SO101PickPlaceExpert(SO101GraspExpert):
                 self.go("place")
             return self.move_turn(over, CLOSED, speed=0.6)
         return self.move_turn(goal + offset, CLOSED, speed=0.5)
+
+
+class SO101StackExpert(SO101PickPlaceExpert):
+    """SO101Stack's expert: SO101PickPlace's with cube A and its place on B (``target_pos``) as the target, A
+    grasped 6 mm above its centre (held lower it tilts more in the jaws); once A sits on B (within 3 mm in height)
+    the jaw opens half way, the grasp centre moves 6 mm the fixed jaw's way (drawing that jaw's face off A, which
+    was held against it) and rises straight up 4 cm."""
+
+    task = "pixelrig/SO101Stack-v0"
+    body = "cube_a"
+    grip_height = 0.006
+    phases = (*SO101PickPlaceExpert.phases, "release", "back", "leave")
+    back_off = 0.006
+    """How far the grasp centre moves the fixed jaw's way after opening, drawing that jaw's face off A (m)."""
+
+    def act(self) -> np.ndarray:
+        if self.phase in ("release", "back", "leave"):  # A is let go on purpose: no new grasp
+            return self.let_go()
+        return super().act()
+
+    def after_grasp(self) -> np.ndarray:
+        if self.phase == "place":
+            a, goal = self.o["cube_a_pos"], self.o["target_pos"]
+            if abs(a[2] - goal[2]) < 0.003 or self.steps_in_phase >= 40:
+                self.memory["released_at"] = self.o["ee_pos"] + [0.0, 0.0, 0.003]  # off A's top
+                self.go("release")
+        return super().after_grasp()
+
+    def let_go(self) -> np.ndarray:
+        """Open where A was put down, draw away from the fixed jaw, then straight up."""
+        where = self.memory["released_at"]
+        if self.phase == "release":
+            if self.steps_in_phase >= 6:
+                self.memory["away"] = where + self.back_off * self.jaw_across()
+                self.go("back")
+            return self.move_turn(where, JAW_OPEN)
+        away = self.memory["away"]
+        if self.phase == "back":
+            if self.steps_in_phase >= 4:
+                self.go("leave")
+            return self.move_turn(away, JAW_OPEN, speed=0.3)
+        return self.move_turn(away + [0.0, 0.0, 0.04], JAW_OPEN, speed=0.5)

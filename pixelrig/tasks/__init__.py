@@ -1,5 +1,6 @@
 """The bundled tasks, one module each: Panda reach, push, lift, pick_place, stack, peg_insert and pick_object;
-cartpole; the locomotion ports half_cheetah, hopper, walker2d and ant.
+the SO-101's so101_reach, so101_lift, so101_pick_place and so101_stack; cartpole; the locomotion ports
+half_cheetah, hopper, walker2d and ant.
 
 Each module declares what it registers at its top, as a literal:
 

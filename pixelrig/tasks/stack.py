@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pixelrig.envs.manipulation import BLUE, CUBE_HALF, CUBE_REST, FULL_TURN, RED, PandaManipulationEnv, closeness
-from pixelrig.envs.terms import Term
+from pixelrig.envs.manipulation import CUBE_REST, FULL_TURN, PandaManipulationEnv, StackGoal
 from pixelrig.tasks.lift import PandaLiftEnv
 
 REGISTRATION = {"id": "pixelrig/PandaStack-v0", "entry_point": "PandaStackEnv", "max_episode_steps": 200}
 """What :mod:`pixelrig.tasks` registers for this module (read without importing it)."""
 
 
-class PandaStackEnv(PandaManipulationEnv):
+class PandaStackEnv(StackGoal, PandaManipulationEnv):
     """Put cube A on cube B and let go (``pixelrig/PandaStack-v0``).
 
     - Start: two 5 cm cubes on the table, any yaw: A (``cube_a``, red) at x ∈ [0.40, 0.60], y ∈ [-0.18, -0.06];
@@ -38,33 +37,19 @@ class PandaStackEnv(PandaManipulationEnv):
       cubes at given places.
     """
 
-    objects = ("cube_a", "cube_b")
     xy_tolerance = 0.02
     z_tolerance = 0.005
     open_width = 0.06
+    """Released: the gripper open wider than this (m)."""
     clearance = 0.05
     goal_size = 6
     distance_threshold = xy_tolerance
+    cube_starts = ((0.5, -0.1), (0.5, 0.1))
     start_positions = {"cube_a": ((0.40, -0.18, CUBE_REST), (0.60, -0.06, CUBE_REST)),
                        "cube_b": ((0.40, 0.06, CUBE_REST), (0.60, 0.18, CUBE_REST))}
     start_yaws = {"cube_a": FULL_TURN, "cube_b": FULL_TURN}
-    stage_weights = {"reach": 0.2, "grasp": 0.2, "align": 0.4, "release": 0.2}
     rig_target = (0.5, 0.0, 0.67)
     model_files = PandaLiftEnv.model_files
-
-    def build_task_objects(self) -> None:
-        self.load_cube("cube_a", RED, (0.5, -0.1))
-        self.load_cube("cube_b", BLUE, (0.5, 0.1))
-
-    def goal_terms(self) -> list[Term]:
-        return [Term("target_pos", 3)]
-
-    def goal_values(self) -> dict[str, np.ndarray]:
-        return {"target_pos": self.stack_target()}
-
-    def stack_target(self) -> np.ndarray:
-        """Where A's centre rests on B: B's centre plus one cube side up (m)."""
-        return self.position("cube_b") + [0.0, 0.0, 2 * CUBE_HALF]
 
     def achieved_goal(self) -> np.ndarray:
         return np.concatenate([self.position("cube_a"), self.position("cube_b")])
@@ -72,22 +57,5 @@ class PandaStackEnv(PandaManipulationEnv):
     def desired_goal(self) -> np.ndarray:
         return np.concatenate([self.stack_target(), self.position("cube_b")])
 
-    def on_b(self) -> bool:
-        """Whether A sits on B within the tolerances."""
-        offset = self.position("cube_a") - self.stack_target()
-        return bool(np.linalg.norm(offset[:2]) < self.xy_tolerance and abs(offset[2]) < self.z_tolerance)
-
-    def released(self) -> bool:
-        """Whether the gripper has let go of A: open, touching it nowhere, and away from it."""
-        return (self.opening() > self.open_width and not self.touched("cube_a")
-                and float(np.linalg.norm(self.grasp_centre() - self.position("cube_a"))) >= self.clearance)
-
-    def is_success(self) -> bool:
-        return self.on_b() and self.released() and self.still("cube_a") and self.still("cube_b")
-
-    def stages(self) -> dict[str, float]:
-        a = self.position("cube_a")
-        return {"reach": closeness(float(np.linalg.norm(a - self.grasp_centre()))),
-                "grasp": float(self.grasped("cube_a")),
-                "align": closeness(float(np.linalg.norm(a - self.stack_target()))),
-                "release": float(self.on_b() and self.released())}
+    def let_go_open(self) -> bool:
+        return self.opening() > self.open_width
