@@ -339,8 +339,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated parts to run (default all: {PARTS})")
     parser.add_argument("--out", type=Path, help="the work folder (default out/augment_study[_quick])")
     parser.add_argument("--json", type=Path, help="the results (default docs/augment_study.json; --quick: in --out)")
+    parser.add_argument("--tasks", help="comma-separated short names (PandaLift,...): only these of the study's tasks")
     args = parser.parse_args(argv)
     study = QUICK if args.quick else FULL
+    if args.tasks:
+        chosen = [t.strip() for t in args.tasks.split(",") if t.strip()]
+        unknown = [t for t in chosen if t not in map(short, study.tasks)]
+        if unknown:
+            parser.error(f"--tasks {unknown}: the study's tasks are {[short(t) for t in study.tasks]}")
+        study = dataclasses.replace(study, tasks=tuple(t for t in study.tasks if short(t) in chosen))
     out = args.out or Path("out/augment_study_quick" if args.quick else "out/augment_study")
     json_path = args.json or (out / "augment_study.json" if args.quick else Path("docs/augment_study.json"))
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]

@@ -68,6 +68,16 @@ def test_quick_runs_every_part_and_a_second_run_resumes_without_redoing_any(tmp_
     assert json.loads((out / "augment_study.json").read_text())["results"] == data["results"]
 
 
+def test_the_command_line_names_unknown_parts_and_tasks(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in ((["--parts", "train,fit"], "--parts ['fit']: the parts are ['collect', 'augment', 'train', "
+                                                       "'eval', 'report']"),
+                          (["--tasks", "PandaLift,PandaPush"], "--tasks ['PandaPush']: the study's tasks are "
+                                                               "['PandaLift', 'PandaPickPlace']")):
+        with pytest.raises(SystemExit):
+            study.main(argv)
+        assert message in capsys.readouterr().err
+
+
 def rate(successes: int, n: int) -> dict:
     return study.rate(successes, n)
 
