@@ -93,9 +93,11 @@ GROUPS: dict[str, Group] = {
                          "test_the_summary_words_the_counts_the_processes_and_what_was_there",
                          "test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed",
                      ))),
-    "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py"),
+    # the pick-place and stack goals live in envs/manipulation.py (PickPlaceGoal, StackGoal), shared with the SO-101's
+    "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py",
+                          "pixelrig/envs/manipulation.py"),
                          ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py",
-                          "tests/test_tasks_goal_obs.py")),
+                          "tests/test_tasks_goal_obs.py", "tests/test_tasks_so101.py")),
     "tasks-peg": Group(("pixelrig/tasks/peg_insert.py",),
                        ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py")),
     "tasks-goal": Group(("pixelrig/tasks/reach.py", "pixelrig/tasks/push.py"),
