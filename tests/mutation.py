@@ -142,7 +142,36 @@ _GRIPPER_DTYPE = ("the other limit array is float64, and numpy promotes an integ
                   "exactly: the same targets (lower + frac * (upper - lower)) and the same tolist() values for the "
                   "coupling")
 
+_BUILT_THEN_PLACED = ("where a body is first built is never seen: every reset places it "
+                      "(resetBasePositionAndOrientation) before the first observation, and Gymnasium requires a "
+                      "reset before any step")
+_NO_SUCH_SHAPE = ("a collision shape index that names no shape (nothing in the env's world is made with "
+                  "createCollisionShape) gives a body no collision shape, as -1 does (checked: "
+                  "getCollisionShapeData is empty with +1 and -2)")
+_DRAWN_AT_RESET = "the value before the first reset is never read: reset_task draws it before the first observation"
+_GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing goal_obs read as None fails it as "
+                     "False does")
+
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_13": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_17": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_18": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_19": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_20": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_48": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_53": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_58": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_59": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_60": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_61": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_56": _NO_SUCH_SHAPE,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_57": _NO_SUCH_SHAPE,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_16": _DRAWN_AT_RESET,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_17": _DRAWN_AT_RESET,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_18": _DRAWN_AT_RESET,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_19": _DRAWN_AT_RESET,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_10": _GOAL_OBS_DEFAULT,
+    "pixelrig.tasks.push.xǁPandaPushEnvǁ__init____mutmut_12": _GOAL_OBS_DEFAULT,
     "pixelrig.vector.autoreset.x_autoreset_enum__mutmut_1":
         "reached only on gymnasium 1.0 (no AutoresetMode), not the one mutmut runs on: CI's gym-range "
         "stage checks it there (tests/test_vector.py::test_gymnasium_1_0_refuses_every_mode_but_next_step)",

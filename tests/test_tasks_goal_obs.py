@@ -313,6 +313,8 @@ def test_goal_obs_on_a_task_without_goals_names_the_tasks_with_goals(env_id: str
 def test_bad_goal_options_are_refused() -> None:
     with pytest.raises(ValueError, match=re.escape("PandaReachEnv: reward_type='sparse' needs goal_obs=True")):
         gym.make("pixelrig/PandaReach-v0", reward_type="sparse")
+    with pytest.raises(ValueError, match=re.escape("PandaPushEnv: reward_type='dense' needs goal_obs=True")):
+        gym.make("pixelrig/PandaPush-v0", reward_type="dense")
     with pytest.raises(ValueError, match=re.escape("PandaLiftEnv: reward_type='shaped' is not a goal reward type")):
         gym.make("pixelrig/PandaLift-v0", goal_obs=True, reward_type="shaped")
     with pytest.raises(ValueError, match=re.escape("PandaPushEnv: goal_obs='yes' must be True or False")):
