@@ -77,11 +77,14 @@ def test_reach_starts_as_documented() -> None:
         assert p.getCollisionShapeData(base.body_id("target"), -1, physicsClientId=base.client) == ()
         targets = []
         for seed in SEEDS:
-            env.reset(seed=seed)
+            obs, _ = env.reset(seed=seed)
             ball, quat = base.body_pose("target")
             np.testing.assert_allclose(ball, base.target_pos, atol=1e-12)
             assert np.allclose(quat, [0, 0, 0, 1])
             targets.append(base.target_pos - [0.0, 0.0, TABLE_TOP])
+            layout = base.observation_layout  # the observed distance is the gripper's to the target
+            gap = obs[layout["target_pos"]] - obs[layout["ee_pos"]]
+            np.testing.assert_allclose(obs[layout["distance"]], [np.linalg.norm(gap)], rtol=1e-6)
         assert_fills(np.array(targets), [(0.35, 0.65), (-0.2, 0.2), (0.05, 0.35)], "target")
     finally:
         env.close()
