@@ -161,8 +161,9 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_39": _BUILT_THEN_PLACED,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_34": _NO_SUCH_SHAPE,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_35": _NO_SUCH_SHAPE,
-    "pixelrig.tasks.reach.xǁPandaReachEnvǁreset_task__mutmut_27": ("pybullet normalises the quaternion it is given: (0, 0, 0, 2) sets the same pose as (0, 0, 0, 1) "
-        "(checked: getBasePositionAndOrientation gives back (0, 0, 0, 1))"),
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁreset_task__mutmut_27":
+        "pybullet normalises the quaternion it is given: (0, 0, 0, 2) sets the same pose as (0, 0, 0, 1) (checked: "
+        "getBasePositionAndOrientation gives back (0, 0, 0, 1))",
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_13": _BUILT_THEN_PLACED,
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_17": _BUILT_THEN_PLACED,
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_18": _BUILT_THEN_PLACED,
