@@ -14,6 +14,7 @@ non-equivalent ones.
     python -m tests.mutation lens noise      # some groups
     python -m tests.mutation --list          # the groups, their modules and tests
     python -m tests.mutation lens --keep /tmp/mm   # keep mutmut's tree: `cd /tmp/mm/lens && mutmut show NAME`
+    python -m tests.mutation lens --keep /tmp/mm --rerun   # its survivors again, against today's tests ("re-run")
 
 A group's result replaces its modules' rows in docs/mutation.json; the others are kept.
 """
@@ -755,6 +756,41 @@ def run_group(name: str, group: Group, children: int, keep: Path | None) -> dict
     return rows
 
 
+def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict[str, dict]) -> dict[str, dict]:
+    """Run the survivors of a group's kept tree (``keep/name``, from ``--keep``) again against today's tests and
+    today's other modules; rows labelled "re-run", their time the first run's plus this one's.
+
+    Raises:
+        SystemExit: no kept tree, or a mutated module has changed since it was made (its mutants are stale: run
+            the group again).
+    """
+    tree = keep / name
+    if not (tree / "mutants").is_dir():
+        raise SystemExit(f"--rerun {name}: no kept tree at {tree}; run the group with --keep {keep} first")
+    changed = [m for m in group.modules if (tree / m).read_bytes() != (ROOT / m).read_bytes()]
+    if changed:
+        raise SystemExit(f"--rerun {name}: {changed} changed since {tree} was made: run the group again")
+    files = [f for f in tracked_files() if f not in group.modules and f.split("/")[0] in ("pixelrig", "tests")]
+    copy_tree(tree, files)
+    copy_tree(tree / "mutants", files)
+    names = [n for codes in results(tree, group).values() for n, c in codes.items()
+             if n not in EQUIVALENT and c in SURVIVED | NO_TESTS]
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
+    start = time.monotonic()
+    if names:
+        proc = subprocess.run([str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", str(children),
+                               *names], cwd=tree, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = re.sub(r"[^\n]*\r", "", proc.stdout + proc.stderr)[-3000:]
+            raise RuntimeError(f"mutmut failed re-running group {name!r} (exit status {proc.returncode}):\n{tail}")
+    seconds = time.monotonic() - start
+    codes = results(tree, group)
+    total = sum(len(c) for c in codes.values()) or 1
+    return {m: {"group": name, "run": "re-run",
+                **summarise(c, before.get(m, {}).get("seconds", 0) + seconds * len(c) / total)}
+            for m, c in codes.items()}
+
+
 def table(rows: dict[str, dict]) -> str:
     """The markdown table of docs/mutation.md."""
     head = ("| module | group | run | mutants | killed | survived | no test reaches | not run | equivalent | kill rate "
@@ -781,6 +817,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the groups")
     parser.add_argument("--children", type=int, default=2, help="mutmut's parallel workers (default 2)")
     parser.add_argument("--keep", type=Path, help="keep mutmut's trees under this folder (one per group)")
+    parser.add_argument("--rerun", action="store_true",
+                        help="with --keep: run the kept trees' survivors again against today's tests")
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
@@ -793,7 +831,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.groups or list(GROUPS):
         group = GROUPS[name]
         print(f"== {name}: {', '.join(group.modules)}", flush=True)
-        new = run_group(name, group, args.children, args.keep)
+        if args.rerun and args.keep is None:
+            parser.error("--rerun needs --keep (the folder of the kept trees)")
+        new = rerun_group(name, group, args.children, args.keep, rows) if args.rerun else \
+            run_group(name, group, args.children, args.keep)
         for module, r in new.items():
             rows[module] = r
             print(f"   {module}: {r['killed']}/{r['mutants']} killed, {r['survived']} survived, "
