@@ -314,3 +314,6 @@ def test_the_documented_results_are_the_runs(json_name: str, run: str) -> None:
     assert tuple(result["proprio_terms"]) == bc.proprio_terms(result["task"])
     if "SO101" in result["task"]:
         assert result["success_rate"] >= 0.8
+        readme = " ".join((docs.parent / "README.md").read_text().split())
+        assert (f"{result['dataset']['episodes']} expert demonstrations) lifts the cube in "
+                f"{result['success_rate'] * 100:.0f}% of {len(seeds)} unseen episodes") in readme
