@@ -154,6 +154,42 @@ _GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing g
                      "False does")
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_13": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_18": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_35": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_36": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_37": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_38": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_39": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_40": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_63": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_68": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_99": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_100": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_101": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_102": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_103": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_98":
+        "five colours for the block's four boxes: pybullet reads one per shape and ignores the fifth (checked: "
+        "getVisualShapeData gives the same four colours)",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁgoal_values__mutmut_8":
+        "the clip guards rounding past +-1; the hole's quaternion turns about z only and stays inside "
+        "(checked: its largest component over seeds 0-999 is 0.99999998), so no bound of the clip is ever met",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁgoal_values__mutmut_9":
+        "the clip guards rounding past +-1; the hole's quaternion turns about z only and stays inside "
+        "(checked: its largest component over seeds 0-999 is 0.99999998), so no bound of the clip is ever met",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁgoal_values__mutmut_14":
+        "the clip guards rounding past +-1; the hole's quaternion turns about z only and stays inside "
+        "(checked: its largest component over seeds 0-999 is 0.99999998), so no bound of the clip is ever met",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁgoal_values__mutmut_15":
+        "the clip guards rounding past +-1; the hole's quaternion turns about z only and stays inside "
+        "(checked: its largest component over seeds 0-999 is 0.99999998), so no bound of the clip is ever met",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁpeg_bottom__mutmut_15":
+        "> vs >= where the peg lies exactly level (its axis' z exactly 0): both ends at one height, measure zero",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁdepth__mutmut_12":
+        "< vs <= at exactly half the hole's side off its axis: measure zero for floats",
+    "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁis_success__mutmut_3":
+        ">= vs > at exactly the insertion depth: measure zero for floats",
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_26": _BUILT_THEN_PLACED,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_31": _BUILT_THEN_PLACED,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_36": _BUILT_THEN_PLACED,

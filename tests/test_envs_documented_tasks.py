@@ -370,6 +370,7 @@ def test_peg_and_block_are_the_documented_bodies() -> None:
         for wall, look in zip(walls, looks, strict=True):  # each wall drawn where it collides, grey
             assert wall[2] == look[2] == p.GEOM_BOX and np.allclose(wall[3], look[3]) and np.allclose(wall[5], look[5])
             assert look[7][0] == look[7][1] and abs(look[7][2] - look[7][0]) < 0.1
+            assert 0.2 < look[7][0] < 0.8  # grey, not the default white
         quat = base.body_pose("hole")[1]
         base.set_body_pose("hole", base.position("hole"), (0.0, 0.0, 0.0, 1.0))  # square to the axes
         low, high = p.getAABB(block, physicsClientId=c)

@@ -264,6 +264,70 @@ def test_the_hole_leaves_2_mm_each_side_of_the_peg() -> None:
         env.close()
 
 
+def test_the_peg_s_lower_end_is_found_whichever_way_up_it_stands() -> None:
+    """``peg_bottom`` is the end nearer the table: standing on either end, and tilted either way."""
+    env, base = made("pixelrig/PandaPegInsert-v0")
+    try:
+        centre = np.array([0.5, -0.1, TABLE_TOP + 0.2])
+        for quat in ((0.0, 0.0, 0.0, 1.0), (1.0, 0.0, 0.0, 0.0), (0.0, math.sin(0.5), 0.0, math.cos(0.5)),
+                     (0.0, math.sin(1.2), 0.0, math.cos(1.2))):  # upright, upside down, tilted 57 and 137 degrees
+            base.set_body_pose("peg", centre, quat)
+            ends = [centre + s * quat_to_matrix(quat)[:, 2] * PEG_LENGTH / 2 for s in (1, -1)]
+            np.testing.assert_allclose(base.peg_bottom(), min(ends, key=lambda e: e[2]), atol=1e-12)
+    finally:
+        env.close()
+
+
+def test_inside_the_hole_is_within_its_square_both_ways() -> None:
+    """The peg's lower end counts as inside the hole within half the hole's side of its axis, across and along the
+    block (1% inside: in; 1% outside: out), whatever the block's yaw."""
+    env, base = made("pixelrig/PandaPegInsert-v0")
+    try:
+        hole, quat = base.hole_opening()
+        frame = quat_to_matrix(quat)
+        for axis in range(2):
+            for scale, inside in ((0.99, True), (1.01, False), (-0.99, True), (-1.01, False)):
+                shift = np.zeros(3)
+                shift[axis], shift[2] = scale * HOLE_SIDE / 2, -0.01
+                base.set_body_pose("peg", hole + frame @ shift + [0.0, 0.0, PEG_LENGTH / 2], quat)
+                assert base.depth()[1] == inside, (axis, scale)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", list(TASKS))
+def test_a_second_env_open_at_once_builds_the_same_bodies(env_id: str) -> None:
+    """Two envs of a task open at once: the second's bodies have the first's shapes, sizes and colours, each made in
+    its own env's world (a shape made in another env's world would be missing or another one)."""
+    first, second = made(env_id), made(env_id)
+    try:
+        for name in first[1].body_ids():
+            shapes = []
+            for _, base in (first, second):
+                body, c = base.body_id(name), base.client
+                shapes.append(([v[2:8] for v in p.getVisualShapeData(body, physicsClientId=c)],
+                               [s[2:5] for s in p.getCollisionShapeData(body, -1, physicsClientId=c)]))
+            assert shapes[0] == shapes[1], name
+    finally:
+        first[0].close()
+        second[0].close()
+
+
+def test_every_quaternion_term_is_bounded_to_plus_minus_one() -> None:
+    """A quaternion's components lie in [-1, 1]: every ``*_quat`` term's bounds in every manipulation task's
+    observation space say so."""
+    for env_id in TASKS:
+        env = gym.make(env_id)
+        try:
+            space, layout = env.observation_space, env.unwrapped.observation_layout
+            quats = [name for name in layout if name.endswith("_quat")]
+            assert quats, env_id
+            for name in quats:
+                assert np.all(space.low[layout[name]] == -1.0) and np.all(space.high[layout[name]] == 1.0), name
+        finally:
+            env.close()
+
+
 def test_pick_object_succeeds_10_cm_above_where_it_settled() -> None:
     env, base = made("pixelrig/PandaPickObject-v0")
     try:
