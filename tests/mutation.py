@@ -154,6 +154,14 @@ _GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing g
                      "False does")
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_10": _GOAL_OBS_DEFAULT,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_12": _GOAL_OBS_DEFAULT,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_16": _DRAWN_AT_RESET,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_17": _DRAWN_AT_RESET,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_18": _DRAWN_AT_RESET,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_19": _DRAWN_AT_RESET,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_20": _DRAWN_AT_RESET,
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_21": _DRAWN_AT_RESET,
     "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_13": _BUILT_THEN_PLACED,
     "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_18": _BUILT_THEN_PLACED,
     "pixelrig.tasks.peg_insert.xǁPandaPegInsertEnvǁbuild_task_objects__mutmut_35": _BUILT_THEN_PLACED,
