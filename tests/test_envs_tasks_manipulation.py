@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -424,6 +425,33 @@ def test_pick_object_chooses_the_object_by_seed() -> None:
         env.close()
 
 
+def test_an_object_s_convex_hull_is_written_whole_into_a_fresh_cache(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cache miss the object's one-hull URDF and its hull mesh are written into the cache folder, no temporary
+    file left beside them; the hull's vertices are the object's own, and the URDF loads with that hull."""
+    from pixelrig.tasks import pick_object
+
+    monkeypatch.setenv("PIXELRIG_CACHE_DIR", str(tmp_path))
+    pick_object.convex_object_file.cache_clear()
+    try:
+        urdf = pick_object.convex_object_file(OBJECTS[0])
+        assert urdf.is_relative_to(tmp_path) and urdf.is_file()
+        folder = urdf.parent
+        assert sorted(f.name for f in folder.iterdir()) == sorted([urdf.name, f"{OBJECTS[0]}_hull.obj"])
+        hull = np.array([line.split()[1:] for line in (folder / f"{OBJECTS[0]}_hull.obj").read_text().splitlines()
+                         if line.startswith("v ")], dtype=np.float64)
+        own = {tuple(v) for v in pick_object._vertices(OBJECTS[0])}
+        assert len(hull) >= 4 and all(tuple(v) in own for v in hull)
+        client = p.connect(p.DIRECT)
+        try:
+            body = p.loadURDF(str(urdf), physicsClientId=client)
+            assert len(p.getCollisionShapeData(body, -1, physicsClientId=client)) == 1
+        finally:
+            p.disconnect(client)
+    finally:
+        pick_object.convex_object_file.cache_clear()
+
+
 def test_the_objects_are_the_ones_that_fit_the_hand_and_stand_still() -> None:
     """OBJECTS is derived again from all 1,000 random_urdfs: the size test, then the standing test."""
     folder = os.path.join(pybullet_data.getDataPath(), "random_urdfs")
@@ -431,14 +459,17 @@ def test_the_objects_are_the_ones_that_fit_the_hand_and_stand_still() -> None:
     assert len(names) == 1000
     fitting = [n for n in names if fits_the_hand(n)]
     assert len(fitting) == 355
+    decoy = p.connect(p.DIRECT)  # another world first: the standing test must run in the client it is given
     client = p.connect(p.DIRECT)
     try:
         p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
         p.setGravity(0, 0, -9.81, physicsClientId=client)
         p.loadURDF("plane.urdf", physicsClientId=client)
         assert tuple(n for n in fitting if stands_still(n, client)) == OBJECTS
+        assert p.getNumBodies(physicsClientId=client) == 1 and p.getNumBodies(physicsClientId=decoy) == 0
     finally:
         p.disconnect(client)
+        p.disconnect(decoy)
     widest, narrowest, height, _ = np.array([object_extents(n) for n in OBJECTS]).T
     assert widest.max() <= 0.065 and narrowest.min() >= 0.03 and 0.03 <= height.min() <= height.max() <= 0.07
     assert object_extents("000", scale=1.0)[0] > 0.08  # a file as it is: wider than the open hand
