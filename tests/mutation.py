@@ -154,6 +154,43 @@ _GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing g
                      "False does")
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁbuild_task_objects__mutmut_10":
+        _BUILT_THEN_PLACED,
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁbuild_task_objects__mutmut_13":
+        _BUILT_THEN_PLACED,
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁbuild_task_objects__mutmut_14":
+        _BUILT_THEN_PLACED,
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁ__init____mutmut_2":
+        "the object first built is the world's until the first reset, which draws object_index and rebuilds the "
+        "world when it differs (world_state): the same world as if it had been built with the drawn one",
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁ__init____mutmut_3":
+        _DRAWN_AT_RESET,
+    "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁis_success__mutmut_1":
+        ">= vs > at exactly the lift height: measure zero for floats",
+    "pixelrig.tasks.pick_object.x__vertices__mutmut_3":
+        "every OBJECTS mesh's v lines hold three numbers, so [1:5] reads what [1:4] does (checked: all 41 files)",
+    "pixelrig.tasks.pick_object.x__vertices__mutmut_21":
+        "numpy reads any negative size in reshape as the unknown one: reshape(-2, 3) is reshape(-1, 3)",
+    "pixelrig.tasks.pick_object.x_fits_the_hand__mutmut_6":
+        "< vs <= at a size exactly on the hand's range's bound: measure zero for a mesh's float extents",
+    "pixelrig.tasks.pick_object.x_fits_the_hand__mutmut_7":
+        "< vs <= at a size exactly on the hand's range's bound: measure zero for a mesh's float extents",
+    "pixelrig.tasks.pick_object.x_fits_the_hand__mutmut_10":
+        "< vs <= at a size exactly on the hand's range's bound: measure zero for a mesh's float extents",
+    "pixelrig.tasks.pick_object.x_fits_the_hand__mutmut_11":
+        "< vs <= at a size exactly on the hand's range's bound: measure zero for a mesh's float extents",
+    "pixelrig.tasks.pick_object.x_stands_still__mutmut_50":
+        "< vs <= at exactly the standing test's bound: measure zero for floats",
+    "pixelrig.tasks.pick_object.x_stands_still__mutmut_54":
+        "< vs <= at exactly the standing test's bound: measure zero for floats",
+    "pixelrig.tasks.pick_object.x_stands_still__mutmut_58":
+        "< vs <= at exactly the standing test's bound: measure zero for floats",
+    "pixelrig.tasks.pick_object.x_stands_still__mutmut_44":
+        "a rotation matrix's entry exceeds 1 only by rounding, which acos would reject either way; min(2.0, .) "
+        "and min(1.0, .) agree on every object (OBJECTS derived again unchanged)",
+    "pixelrig.tasks.pick_object.x_stands_still__mutmut_55":
+        "no object of the 355 that fit the hand, leaning under 5 degrees and turning under 0.02 rad/s after 1 s, "
+        "still slides faster than 2 mm/s: the speed bound never decides (OBJECTS derived again unchanged)",
     "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_10": _GOAL_OBS_DEFAULT,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_12": _GOAL_OBS_DEFAULT,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁ__init____mutmut_16": _DRAWN_AT_RESET,

@@ -329,6 +329,40 @@ def test_every_quaternion_term_is_bounded_to_plus_minus_one() -> None:
             env.close()
 
 
+def test_the_dropped_object_settles_on_the_table_for_the_documented_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the first observation the object falls from DROP_HEIGHT for at least SETTLE_STEPS[0] physics steps,
+    then until it is still (at most SETTLE_STEPS[1]): two of these seeds are still by the least, and settle for
+    exactly that many. It then lies on the table: its box's bottom within 2 mm of the table (pybullet pads boxes by
+    about 1 mm), touching it."""
+    from pixelrig.tasks.pick_object import SETTLE_STEPS, PandaPickObjectEnv
+
+    count = {"steps": 0}
+    settled: list[int] = []
+    real = p.stepSimulation
+
+    def counted(*args: object, **kwargs: object) -> object:
+        count["steps"] += 1
+        return real(*args, **kwargs)
+
+    class Counted(PandaPickObjectEnv):
+        def start_episode(self) -> None:  # the settling, counted alone
+            count["steps"] = 0
+            super().start_episode()
+            settled.append(count["steps"])
+
+    monkeypatch.setattr(p, "stepSimulation", counted)
+    env = Counted()
+    try:
+        for seed in (3, 4, 8):  # still after 51, 48 and 48 steps
+            env.reset(seed=seed)
+            low = p.getAABB(env.body_id("object"), physicsClientId=env.client)[0]
+            assert low[2] - TABLE_TOP < 0.002 and env.still("object"), (seed, low)
+            assert p.getContactPoints(env.body_id("object"), env.body_id("table"), physicsClientId=env.client)
+    finally:
+        env.close()
+    assert all(SETTLE_STEPS[0] <= n <= SETTLE_STEPS[1] for n in settled) and min(settled) == SETTLE_STEPS[0], settled
+
+
 def test_pick_object_succeeds_10_cm_above_where_it_settled() -> None:
     env, base = made("pixelrig/PandaPickObject-v0")
     try:
