@@ -154,6 +154,16 @@ _GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing g
                      "False does")
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_8":
+        "the cube's slice one longer: the expert reads cube[:2] only",
+    "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_10":
+        "the target's slice one longer: the expert reads target[:2] only",
+    "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_36":
+        "< vs <= at exactly 1.5 cm behind the cube: measure zero for floats",
+    "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_47":
+        "< vs <= at exactly 1 cm over the push height: measure zero for floats",
+    "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_63":
+        "> vs >= at exactly 12 cm from the cube: measure zero for floats",
     "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁbuild_task_objects__mutmut_10":
         _BUILT_THEN_PLACED,
     "pixelrig.tasks.pick_object.xǁPandaPickObjectEnvǁbuild_task_objects__mutmut_13":

@@ -502,3 +502,25 @@ def test_an_env_without_a_control_mode_is_refused_by_name() -> None:
     del env.control
     with pytest.raises(ValueError, match=re.escape("(got control=None)")):
         LiftExpert(env)
+
+
+def test_push_expert_acts_alike_on_the_state_and_on_a_dict_holding_it() -> None:
+    """A dict observation (PixelObs's ``"state"``) gives the very actions the bare float32 state gives, bit for bit,
+    over whole PandaPush episodes (two experts in lockstep, one fed each)."""
+    import gymnasium as gym
+
+    from pixelrig.experts.push import PushExpert
+
+    env = gym.make("pixelrig/PandaPush-v0")
+    try:
+        for seed in range(3):
+            state, _ = env.reset(seed=seed)
+            bare, boxed = PushExpert(), PushExpert()
+            for _ in range(60):
+                action = bare(state)
+                assert boxed({"state": state}).tobytes() == action.tobytes()
+                state, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    break
+    finally:
+        env.close()
