@@ -154,6 +154,18 @@ _GOAL_OBS_DEFAULT = ("distance_reward_type tests `goal_obs is True`: a missing g
                      "False does")
 
 EQUIVALENT: dict[str, str] = {
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
+        "slice(None, 2) is slice(0, 2)",
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_66":
+        "slice(2) is slice(0, 2)",
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_76":
+        "< vs <= at a turn of exactly 0.03 rad: measure zero for floats",
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_171":
+        "< vs <= at a lift of exactly 5 mm: measure zero for floats",
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_203":
+        "< vs <= at exactly 1.5 mm across: measure zero for floats",
+    "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_206":
+        "< vs <= at a turn of exactly 0.026 rad: measure zero for floats",
     "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_8":
         "the cube's slice one longer: the expert reads cube[:2] only",
     "pixelrig.experts.push.xǁPushExpertǁ__call____mutmut_10":

@@ -89,8 +89,9 @@ def test_experts_refuse_a_control_they_cannot_act_in() -> None:
                                                        "make the env with control='ee_delta_pos' or 'ee_delta_pose' "
                                                        "(got control='ee_pose')")):
             LiftExpert(env)
-        with pytest.raises(ValueError, match=re.escape("PegInsertExpert turns the peg to the hole: make the env with "
-                                                       "control='ee_delta_pose'")):
+        with pytest.raises(ValueError, match="^" + re.escape("PegInsertExpert turns the peg to the hole: make the env "
+                                                             "with control='ee_delta_pose' (PandaPegInsert's default)")
+                           + "$"):  # the whole message, as the user reads it
             PegInsertExpert(peg)
     finally:
         env.close()
