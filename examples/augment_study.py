@@ -296,8 +296,31 @@ def run_report(study: Study, out: Path, times: Times, log: Callable[[str], None]
     }
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1))
+    json_path.with_suffix(".md").write_text(markdown_table(data))
     plot(data, figure)
     return data
+
+
+def markdown_table(data: dict[str, Any]) -> str:
+    """The README's and docs/augment_study.md's table: per task, one row per arm, success per factor (% [95%
+    Wilson interval]), then each task's verdict in a line."""
+    factors = data["factors"]
+    lines = []
+    for task, result in data["results"].items():
+        lines += [f"**{short(task)}**", "", "| arm | " + " | ".join(factors) + " |",
+                  "|---|" + "---|" * len(factors)]
+        for arm in ARMS:
+            cells = [result["table"][arm.name][f] for f in factors]
+            lines.append(f"| ({arm.name}) {arm.description} | " + " | ".join(
+                f"{c['pc']:.0f}% [{c['ci95'][0]:.0f}, {c['ci95'][1]:.0f}]" for c in cells) + " |")
+        v = result["verdict"]
+        lines += ["", f"Verdict: (a) drops {v['a_drop_control_to_test_hard']:.1f} points from control to test_hard; "
+                      f"(c) − (a) on test_hard is {v['c_minus_a_on_test_hard']:+.1f} "
+                      f"(needs ≥ {v['half_of_a_drop']:.1f}); "
+                      f"(c) − (b) is {v['c_minus_b_on_test_hard']:+.1f} (needs ≥ 10, intervals apart: "
+                      f"{'yes' if v['intervals_apart'] else 'no'}): "
+                      f"{'supported' if v['supported'] else 'not supported'}.", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def plot(data: dict[str, Any], path: Path) -> None:

@@ -41,6 +41,9 @@ def test_quick_runs_every_part_and_a_second_run_resumes_without_redoing_any(tmp_
     assert set(data["results"][task]["verdict"]) >= {"c_recovers_half_of_a_drop", "c_beats_b_by_10_points",
                                                     "supported"}
     assert {key.split("/")[0] for key in data["times_s"]} == {"collect", "augment", "load", "train", "eval"}
+    table_md = (out / "augment_study.md").read_text()
+    assert table_md == study.markdown_table(data) and "| (c) re-rendered copies under train looks |" in table_md
+    assert table_md.count("\n| (") == 4 and "Verdict: (a) drops" in table_md
 
     source = open_dataset(out / "data" / "PandaLift" / "demos.hdf5")
     augmented = open_dataset(out / "data" / "PandaLift" / "augmented.hdf5")
