@@ -474,6 +474,7 @@ def test_the_disparity_search_covers_near_within_its_limits(fx, baseline, near, 
 @SOME
 @given(st.floats(60.0, 300.0), st.floats(0.6, 1.4), st.floats(0.02, 0.1), st.integers(3, 30), signed(0.0, 30.0),
        st.floats(1.5, 4.0))
+@example(60.0, 1.25, 0.0625, 4, -1.5, 1.5)  # a dot's bilinear weights summed to 1 + 2e-16 (found by a fresh run)
 def test_the_projected_dots_stay_on_the_surface_between_the_two_views(fx, ratio, baseline, shift, dcx, pitch_px):
     """The projector (between the imagers, ``offset`` +b/2 in the left view's frame, -b/2 in the right's) puts its
     dots on the surface: on a fronto-parallel plane at disparity ``shift`` the right view's dots at column ``u -
