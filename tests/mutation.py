@@ -855,7 +855,7 @@ def run_group(name: str, group: Group, children: int, keep: Path | None) -> dict
         raise RuntimeError(f"mutmut failed on group {name!r} (exit status {proc.returncode}):\n{tail}")
     codes = results(tree, group)
     total = sum(len(c) for c in codes.values()) or 1
-    rows = {m: {"group": name, "run": "full", **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
+    rows = {m: {"group": name, "run": "first", **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return rows
