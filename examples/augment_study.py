@@ -296,7 +296,7 @@ def run_report(study: Study, out: Path, times: Times, log: Callable[[str], None]
     }
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1))
-    json_path.with_suffix(".md").write_text(markdown_table(data))
+    log(markdown_table(data))  # what docs/augment_study.md carries (tested against the JSON)
     plot(data, figure)
     return data
 
