@@ -1,9 +1,23 @@
-"""Every public exception pixelrig raises of its own, in one place (importable as ``pixelrig.<Name>``).
+"""Every public exception pixelrig raises of its own, in one place (importable as ``pixelrig.<Name>``), and the one
+check of a whole-number argument that every room's bad-input messages share.
 
 Nothing here imports anything: a module of any layer (and the display's child processes) may import it.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def whole_number(name: str, value: Any, least: int) -> int:
+    """``value`` if it is an int (not a bool) of at least ``least``.
+
+    Raises:
+        ValueError: naming ``name``, the value and the bound ("episodes=0 must be a whole number >= 1").
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name}={value!r} must be a whole number >= {least}")
+    return value
 
 
 class RendererUnavailable(RuntimeError):

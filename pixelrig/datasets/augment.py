@@ -27,6 +27,7 @@ from pixelrig.datasets.steps import EpisodeAttrs
 from pixelrig.datasets.target import check_target, detect_format
 from pixelrig.envs.presets import LooksPreset
 from pixelrig.envs.randomization import Randomization
+from pixelrig.errors import whole_number
 
 AUGMENT_STREAM = 0x617567
 """Keeps the copies' looks seeds apart from other draws of the same seed (``b"aug"``)."""
@@ -50,12 +51,6 @@ def copy_looks_seed(seed: int, copy: int) -> int:
     """The looks seed of copy ``copy`` (1, 2, ...) of ``augment(..., seed=seed)``: episode ``e`` of that copy has the
     looks episode ``e`` of ``replay(src, dst, cams, looks=PRESET, looks_seed=copy_looks_seed(seed, copy))`` has."""
     return int(np.random.default_rng([seed, AUGMENT_STREAM, copy]).integers(2**62))
-
-
-def _whole(name: str, value: object, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name}={value!r} must be a whole number >= {least}")
-    return value
 
 
 def augment(
@@ -111,8 +106,8 @@ def augment(
     """
     start = time.perf_counter()
     dst = Path(dst)
-    _whole("copies", copies, 1)
-    _whole("seed", seed, 0)
+    whole_number("copies", copies, 1)
+    whole_number("seed", seed, 0)
     if looks is None:
         raise ValueError("looks=None draws no new looks, so every copy would be the source again: pass a looks "
                          "preset's name (e.g. 'train'), a LooksPreset or a Randomization of looks")

@@ -44,6 +44,7 @@ from pixelrig.datasets.collect_workers import CollectJob, Episode, ExpertRecorde
 from pixelrig.datasets.formats import EpisodeWriter, check_dataset_path, open_dataset, open_writer
 from pixelrig.datasets.replay_workers import loadable_elsewhere
 from pixelrig.datasets.target import check_target
+from pixelrig.errors import whole_number
 from pixelrig.render.choice import requested_renderer
 
 KEEP = ("success", "all")
@@ -117,12 +118,6 @@ def expert_task(task: str) -> tuple[str, str]:
         raise ValueError(f"task {registered!r} has no scripted expert to collect with: choose one of {sorted(EXPERTS)} "
                          f"(or their short names {short}), or record your own policy with DatasetRecorder")
     raise ValueError(f"unknown task {task!r}: choose one of {sorted(EXPERTS)} (or their short names {short})")
-
-
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} must be a whole number >= 1")
-    return value
 
 
 def _env_kwargs(env_kwargs: Mapping[str, Any] | None, workers: int) -> dict[str, Any]:
@@ -238,8 +233,8 @@ def collect(
     """
     start = time.perf_counter()
     env_id, expert = expert_task(task)
-    _count("episodes", episodes)
-    _count("workers", workers)
+    whole_number("episodes", episodes, 1)
+    whole_number("workers", workers, 1)
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {KEEP}: got {keep!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

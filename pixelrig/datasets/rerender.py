@@ -18,6 +18,7 @@ from pixelrig.datasets.steps import Observation, StoredStep, depth_to_mm
 from pixelrig.envs.looks import distractor_ids, draw_looks, remake_distractors, visual_links, wear_textures
 from pixelrig.envs.presets import LooksPreset, looks_preset
 from pixelrig.envs.randomization import Randomization
+from pixelrig.errors import whole_number
 from pixelrig.render.lighting import Lighting
 from pixelrig.snapshots import Snapshot, physics_of, restore
 from pixelrig.wrappers.pixel_obs import PixelObs
@@ -45,8 +46,7 @@ class ReplayLooks:
         Raises:
             ValueError: an unknown preset, another type, or a seed that is not a whole number >= 0.
         """
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"looks_seed={seed!r} must be a whole number >= 0")
+        whole_number("looks_seed", seed, 0)
         if looks is None:
             return None
         if isinstance(looks, str):

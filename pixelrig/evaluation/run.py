@@ -16,6 +16,7 @@ import numpy as np
 
 from pixelrig.cameras.rig import CameraLike
 from pixelrig.cameras.rigfile import rig_cameras
+from pixelrig.errors import whole_number
 from pixelrig.evaluation.factor_env import make_factored
 from pixelrig.evaluation.factors import factor_names
 from pixelrig.evaluation.policies import policy_builder
@@ -71,12 +72,6 @@ class EvalReport:
                          f"{f['pc_success_ci95'][1]:.1f}]{change}")
         where = f" -> {self.path}" if self.path is not None else ""
         return "\n".join(lines) + f"\n{self.episodes_run} episodes run in {self.seconds:.1f} s{where}"
-
-
-def _count(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name}={value!r} must be a whole number >= {low}")
-    return value
 
 
 def _env_id(env_id: Any) -> str:
@@ -201,10 +196,10 @@ def evaluate(
     """
     start = time.perf_counter()
     env_id = _env_id(env_id)
-    _count("episodes", episodes, 1)
-    _count("workers", workers, 1)
-    _count("seed", seed, 0)
-    _count("videos", videos, 0)
+    whole_number("episodes", episodes, 1)
+    whole_number("workers", workers, 1)
+    whole_number("seed", seed, 0)
+    whole_number("videos", videos, 0)
     names = factor_names(factors)
     mode = vectorization_mode or ("sync" if workers == 1 else "process")
     if mode not in VECTOR_MODES:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pixelrig.errors import whole_number
+
 Z95 = 1.959963984540054
 """The standard normal's 97.5th percentile: a two-sided 95% interval."""
 
@@ -39,8 +41,7 @@ class PairedCounts:
 
 def _check(successes: int, n: int) -> None:
     for name, value in (("successes", successes), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name}={value!r} must be a whole number >= 0")
+        whole_number(name, value, 0)
     if successes > n:
         raise ValueError(f"successes={successes} must be at most n={n}")
 
@@ -94,8 +95,7 @@ def paired_difference_interval(counts: PairedCounts, z: float = Z95) -> tuple[fl
     """
     a, b, c, d = counts.both, counts.control_only, counts.factor_only, counts.neither
     for name, value in (("both", a), ("control_only", b), ("factor_only", c), ("neither", d)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"PairedCounts.{name}={value!r} must be a whole number >= 0")
+        whole_number(f"PairedCounts.{name}", value, 0)
     n = counts.n
     if n == 0:
         return -1.0, 1.0
