@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover (the test extra installs it)
         "torch first; on a CPU machine its CPU wheel)") from None
 
 from pixelrig.vector.autoreset import SAME_STEP
-from pixelrig.vector.batched import BatchedVectorEnv, stack_names
+from pixelrig.vector.batched import BatchedVectorEnv, call_env, stack_names
 from pixelrig.vector.make import make_vec
 
 
@@ -145,8 +145,7 @@ def call_envs(venv: gym.vector.VectorEnv, indices: Sequence[int], name: str, arg
     if isinstance(venv, gym.vector.SyncVectorEnv):
         if name in ("reset", "step", "close"):
             raise ValueError(f"env_method({name!r}): use the vector env's own {name}() instead")
-        attrs = [venv.envs[i].get_wrapper_attr(name) for i in indices]
-        return [attr(*args, **kwargs) if callable(attr) else attr for attr in attrs]
+        return [call_env(venv.envs[i], name, args, kwargs) for i in indices]
     raise TypeError(f"env_method on some envs of a {type(venv).__name__}: it can call every env only; use "
                     "make_vec's 'batched', 'process' or 'sync' vectorization_mode")
 

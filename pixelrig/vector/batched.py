@@ -74,6 +74,12 @@ class _Part:
             self.pending.discard()
 
 
+def call_env(env: gym.Env, name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """``env.get_wrapper_attr(name)``, called with the arguments when it is callable (a vector env's ``call``)."""
+    attr = env.get_wrapper_attr(name)
+    return attr(*args, **kwargs) if callable(attr) else attr
+
+
 class EnvBatch:
     """The envs of one process, stepped one by one with one of Gymnasium's autoreset modes, their PixelObs rigs
     drawn in parts of ``chunk_envs`` envs (:func:`chunk_size`): each part's rigs submitted together
@@ -200,11 +206,8 @@ class EnvBatch:
     def call(self, name: str, args: tuple, kwargs: dict[str, Any], only: Sequence[int] | None = None) -> list[Any]:
         """``env.get_wrapper_attr(name)`` of every env (``only``: of these envs, in this order), called with the
         arguments when callable."""
-        results = []
-        for env in self.envs if only is None else [self.envs[i] for i in only]:
-            attr = env.get_wrapper_attr(name)
-            results.append(attr(*args, **kwargs) if callable(attr) else attr)
-        return results
+        envs = self.envs if only is None else [self.envs[i] for i in only]
+        return [call_env(env, name, args, kwargs) for env in envs]
 
     def set_attr(self, name: str, values: Sequence[Any]) -> None:
         """``env.set_wrapper_attr(name, value)`` for every env and its value."""
