@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bc_pixels as bc  # noqa: E402 (the example beside this one)
@@ -131,11 +130,7 @@ class SavedPolicy:
         return f"SavedPolicy({str(self.path)!r})"
 
     def __call__(self, env: Any) -> bc.BCAgent:
-        torch.set_num_threads(1)
-        saved = torch.load(self.path, weights_only=True)
-        policy = bc.BCPolicy(saved["cameras"], saved["proprio_dim"], saved["action_dim"], saved["chunk"])
-        policy.load_state_dict(saved["state_dict"])
-        return bc.BCAgent(policy.eval(), bc.proprio_index(env.unwrapped.observation_layout, saved["terms"]))
+        return bc.load_policy(self.path, env)
 
 
 class Times:

@@ -437,18 +437,23 @@ def save_policy(policy: BCPolicy, demos: Demos, path: Path) -> None:
     path.with_suffix(".rig.json").write_text(json.dumps({"cameras": [c.to_dict() for c in demos.cameras]}, indent=1))
 
 
+def load_policy(path: str | Path, env: gym.Env) -> BCAgent:
+    """The policy :func:`save_policy` wrote at ``path``, acting in ``env`` (one torch thread)."""
+    torch.set_num_threads(1)
+    saved = torch.load(path, weights_only=True)
+    policy = BCPolicy(saved["cameras"], saved["proprio_dim"], saved["action_dim"], saved["chunk"])
+    policy.load_state_dict(saved["state_dict"])
+    terms = saved.get("terms") or PROPRIO_TERMS["Panda"]  # policies saved before --task read the Panda's
+    return BCAgent(policy.eval(), proprio_index(env.unwrapped.observation_layout, terms))
+
+
 def eval_policy(env: gym.Env) -> BCAgent:
     """The policy saved by ``--save`` (``BC_PIXELS_MODEL``, default out/bc_pixels.pt) acting in ``env``: what
     ``pixelrig eval --policy bc_pixels:eval_policy`` builds (with ``examples`` on PYTHONPATH, and the cameras of the
     ``.rig.json`` saved beside it)."""
     import os
 
-    torch.set_num_threads(1)
-    saved = torch.load(os.environ.get("BC_PIXELS_MODEL", "out/bc_pixels.pt"), weights_only=True)
-    policy = BCPolicy(saved["cameras"], saved["proprio_dim"], saved["action_dim"], saved["chunk"])
-    policy.load_state_dict(saved["state_dict"])
-    terms = saved.get("terms") or PROPRIO_TERMS["Panda"]  # policies saved before --task read the Panda's
-    return BCAgent(policy.eval(), proprio_index(env.unwrapped.observation_layout, terms))
+    return load_policy(os.environ.get("BC_PIXELS_MODEL", "out/bc_pixels.pt"), env)
 
 
 def make_eval_env(demos: Demos, pixels: bool = True) -> gym.Env:
