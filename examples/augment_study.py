@@ -296,6 +296,38 @@ def run_report(study: Study, out: Path, times: Times, log: Callable[[str], None]
     return data
 
 
+def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One study's JSON from the JSONs of runs that each did some of its tasks (``--tasks``, then ``--merge``).
+
+    The runs must share everything but their tasks (the same arms, factors, evaluation seed and study settings), and
+    name each task once: the merged JSON is what one run of all of them would have written, with each run's part
+    times (keyed by task) together."""
+    if not parts:
+        raise ValueError("merge needs at least one study JSON")
+    first = parts[0]
+    same = ("arms", "factors", "eval_seed", "command")
+    settings = {k: v for k, v in first["study"].items() if k != "tasks"}
+    results: dict[str, Any] = {}
+    times: dict[str, float] = {}
+    for i, part in enumerate(parts):
+        theirs = {k: v for k, v in part["study"].items() if k != "tasks"}
+        differ = [k for k in same if part[k] != first[k]] + [f"study.{k}" for k in settings if theirs.get(k) !=
+                                                              settings[k]]
+        if differ:
+            raise ValueError(f"study JSON {i} differs from the first in {differ}: merge runs of one study only")
+        again = sorted(set(part["results"]) & set(results))
+        if again:
+            raise ValueError(f"study JSON {i} has tasks {again} again: each task must come from one run")
+        results.update(part["results"])
+        for key, seconds in part["times_s"].items():
+            times[key] = times.get(key, 0.0) + seconds
+    data = {k: first[k] for k in ("arms", "factors", "eval_seed")}
+    data = {"study": {**first["study"], "tasks": list(results)}, **data, "results": results,
+            "supported": all(r["verdict"]["supported"] for r in results.values()),
+            "times_s": times, "hours": sum(times.values()) / 3600, "command": first["command"]}
+    return data
+
+
 def markdown_table(data: dict[str, Any]) -> str:
     """The README's and docs/augment_study.md's table: per task, one row per arm, success per factor (% [95%
     Wilson interval]), then each task's verdict in a line."""
@@ -343,8 +375,9 @@ def plot(data: dict[str, Any], path: Path) -> None:
             ax.set_xticks(x, factors, rotation=30, ha="right")
             ax.set(ylim=(0, 105), ylabel="success (%)", title=short(task))
             ax.grid(True, axis="y", color="0.85")
-        axes[0, 0].legend(fontsize=7, ncols=2, loc="lower left")
-        fig.tight_layout()
+        # above the panels, where no bar is (inside, it hid the test_hard bars)
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize=8, ncols=2, loc="upper center")
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path)
     finally:
@@ -358,7 +391,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="the work folder (default out/augment_study[_quick])")
     parser.add_argument("--json", type=Path, help="the results (default docs/augment_study.json; --quick: in --out)")
     parser.add_argument("--tasks", help="comma-separated short names (PandaLift,...): only these of the study's tasks")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="join these runs' JSONs (each of some tasks) into --json and its figure; runs nothing")
     args = parser.parse_args(argv)
+    if args.merge:
+        missing = [str(p) for p in args.merge if not p.is_file()]
+        if missing:
+            parser.error(f"--merge: no such file {missing}")
+        try:
+            data = merge([json.loads(p.read_text()) for p in args.merge])
+        except ValueError as err:
+            parser.error(f"--merge: {err}")
+        except KeyError as err:
+            parser.error(f"--merge: a file has no {err}: pass the JSONs examples/augment_study.py wrote")
+        json_path = args.json or Path("docs/augment_study.json")
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(data, indent=1))
+        print(markdown_table(data), end="")
+        plot(data, json_path.with_suffix(".png"))
+        return 0
     study = QUICK if args.quick else FULL
     if args.tasks:
         chosen = [t.strip() for t in args.tasks.split(",") if t.strip()]

@@ -81,6 +81,42 @@ def test_the_command_line_names_unknown_parts_and_tasks(capsys: pytest.CaptureFi
         assert message in capsys.readouterr().err
 
 
+def test_merge_joins_runs_of_some_tasks_into_the_study_s_json(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs that each did some tasks (``--tasks``) join into one JSON, as one run of all would have written it: every
+    task's table and verdict kept, the part times together, the verdict over both; a task twice, runs of different
+    settings and a file that is not a study's are refused, naming the problem, and nothing is written."""
+    lift = json.loads((Path(__file__).resolve().parents[1] / "docs" / "augment_study_lift.json").read_text())
+    other = json.loads(json.dumps(lift).replace("PandaLift", "PandaPickPlace"))
+    other["results"]["pixelrig/PandaPickPlace-v0"]["verdict"]["supported"] = True
+    paths = []
+    for name, data in (("lift", lift), ("other", other)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(data))
+    out = tmp_path / "study.json"
+    assert study.main(["--merge", *map(str, paths), "--json", str(out)]) == 0
+    merged = json.loads(out.read_text())
+    assert merged["results"] == {**lift["results"], **other["results"]}
+    assert merged["study"]["tasks"] == ["pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0"]
+    assert merged["study"]["seeds"] == 3 and merged["factors"] == lift["factors"]
+    assert merged["times_s"] == {**lift["times_s"], **other["times_s"]}
+    assert merged["hours"] == pytest.approx(lift["hours"] + other["hours"])
+    assert merged["supported"] is False  # Lift's verdict is not supported
+    assert study.markdown_table(merged) in capsys.readouterr().out and out.with_suffix(".png").stat().st_size > 10_000
+    changed = json.loads(json.dumps(other))
+    changed["study"]["episodes"] = 50
+    (tmp_path / "changed.json").write_text(json.dumps(changed))
+    (tmp_path / "foreign.json").write_text(json.dumps({"results": {}}))
+    for files, message in (([paths[0], paths[0]], "has tasks ['pixelrig/PandaLift-v0'] again"),
+                           ([paths[0], tmp_path / "changed.json"], "differs from the first in ['study.episodes']"),
+                           ([paths[0], tmp_path / "foreign.json"], "a file has no 'study'"),
+                           ([paths[0], tmp_path / "missing.json"], "no such file")):
+        with pytest.raises(SystemExit):
+            study.main(["--merge", *map(str, files), "--json", str(tmp_path / "refused.json")])
+        assert message in capsys.readouterr().err
+        assert not (tmp_path / "refused.json").exists()
+
+
 def rate(successes: int, n: int) -> dict:
     return study.rate(successes, n)
 
