@@ -13,7 +13,7 @@ import pytest
 
 import pixelrig
 from pixelrig.experts import EXPERTS, Expert, LiftExpert, PushExpert
-from pixelrig.tasks import ENV_SPECS, TASK_SPECS, declared
+from pixelrig.tasks import ENV_SPECS, TASK_SPECS, declared, register_envs, task_specs
 
 TASKS = Path(pixelrig.__file__).parent / "tasks"
 
@@ -33,6 +33,46 @@ def test_every_task_module_declares_one_registered_id() -> None:
         assert getattr(module, entry["entry_point"]).__module__ == module.__name__
     assert set(ENV_SPECS) == set(TASK_SPECS) | {"pixelrig/Robot-v0"}
     assert {i for i in gym.registry if i.startswith("pixelrig/")} == set(ENV_SPECS)
+
+
+def test_the_specs_are_read_again_from_the_modules_as_gym_registers_them() -> None:
+    """``task_specs()`` called now (not the table computed at import) gives each module's own declaration, with the
+    entry point's module path and step limit; ``__init__`` declares none; registering again changes nothing."""
+    expected = {}
+    for path in sorted(TASKS.glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"pixelrig.tasks.{path.stem}")
+        reg = module.REGISTRATION
+        expected[reg["id"]] = {"entry_point": f"pixelrig.tasks.{path.stem}:{reg['entry_point']}",
+                               "max_episode_steps": reg["max_episode_steps"]}
+    specs = task_specs()
+    assert specs == expected == TASK_SPECS and list(specs) == list(TASK_SPECS)
+    assert len(specs) == 16 and specs["pixelrig/PandaLift-v0"] == {
+        "entry_point": "pixelrig.tasks.lift:PandaLiftEnv", "max_episode_steps": 100}
+    assert ENV_SPECS == {**TASK_SPECS, "pixelrig/Robot-v0": ENV_SPECS["pixelrig/Robot-v0"]}
+    before = {i: gym.spec(i) for i in ENV_SPECS}
+    register_envs()
+    assert {i: gym.spec(i) for i in ENV_SPECS} == before
+
+
+def test_declared_finds_the_top_level_literal_wherever_it_stands(tmp_path: Path) -> None:
+    """The declaration is found after other statements (a tuple target, a chained assignment), and only at the top
+    level under its own name: a module without one, or with one inside a function or under another name, declares
+    none."""
+    reg = {"id": "pixelrig/X-v0", "entry_point": "XEnv", "max_episode_steps": 7}
+    cases = {
+        f"import os\nA, B = 1, 2\nC = D = 3\nREGISTRATION = {reg!r}\nE = 4\n": reg,
+        f"REGISTRATION = {reg!r}\n": reg,
+        "X = 1\n": None,
+        f"def f():\n    REGISTRATION = {reg!r}\n": None,
+        f"OTHER = {reg!r}\n": None,
+        f"REGISTRATION, OTHER = {reg!r}, 1\n": None,
+    }
+    for i, (source, want) in enumerate(cases.items()):
+        path = tmp_path / f"m{i}.py"
+        path.write_text(source, encoding="utf-8")
+        assert declared(path) == want, source
 
 
 def test_registration_reads_the_modules_without_importing_them(tmp_path: Path) -> None:
