@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -530,6 +531,13 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
+CACHE = Path(os.environ.get("PIXELRIG_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+             / "pixelrig")
+"""This machine's pixelrig cache (as :func:`pixelrig.system.cache.cache_root` finds it)."""
+CACHED = ("meshes", "models", "objects", "renderer-probes.json")
+"""What pixelrig keeps there, which each mutant's run gets a copy of (not the venvs and wheels the scripts keep)."""
+
+
 def tracked_files() -> list[str]:
     """The files of the working tree git knows of or would add (tracked, plus untracked files not ignored)."""
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
@@ -585,8 +593,17 @@ def run(mutant: Mutant, files: list[str], verbose: bool, baseline: bool = False)
         else:
             apply(mutant, tree)
         junit = Path(tmp) / "junit.xml"
-        env = {**os.environ, **mutant.env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree),
-                                                                                       os.environ.get("PYTHONPATH")]))}
+        # a cache of its own (a copy of this machine's: meshes, renderer probes), so that what a mutant writes there
+        # reaches no other mutant, run beside it or after it, and no later run
+        own_cache = Path(tmp) / "cache"
+        own_cache.mkdir()
+        for name in CACHED:
+            if (CACHE / name).is_dir():
+                shutil.copytree(CACHE / name, own_cache / name)
+            elif (CACHE / name).is_file():
+                shutil.copy2(CACHE / name, own_cache / name)
+        env = {**os.environ, **mutant.env, "PIXELRIG_CACHE_DIR": str(own_cache),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))}
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                f"--junitxml={junit}", *mutant.tests]
         proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
@@ -614,7 +631,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each run's pytest output")
     parser.add_argument("--baseline", action="store_true", help="run the named tests unmutated: they must pass")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="mutants run at once, each in its own tree and pytest process (default: the CPUs)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: pass 1 or more")
     by_name = {m.name: m for m in MUTANTS}
     unknown = [n for n in args.names if n not in by_name]
     if unknown:
@@ -627,14 +648,18 @@ def main(argv: list[str] | None = None) -> int:
     files = tracked_files()
     survived = []
     total = time.monotonic()
-    for m in chosen:
+    def attempt(m: Mutant) -> tuple[bool, str, float]:
         try:
-            killed, what, seconds = run(m, files, args.verbose, args.baseline)
+            return run(m, files, args.verbose, args.baseline)
         except ValueError as e:
-            killed, what, seconds = False, str(e), 0.0
-        print(f"{'ok  ' if killed else 'FAIL'} {m.name} ({seconds:.0f} s): {what}", flush=True)
-        if not killed:
-            survived.append(m.name)
+            return False, str(e), 0.0
+
+    # each mutant is a pytest process of its own in a tree of its own: they run side by side, reported in order
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for m, (killed, what, seconds) in zip(chosen, pool.map(attempt, chosen), strict=True):
+            print(f"{'ok  ' if killed else 'FAIL'} {m.name} ({seconds:.0f} s): {what}", flush=True)
+            if not killed:
+                survived.append(m.name)
     done = "passed unmutated" if args.baseline else "killed"
     print(f"{len(chosen) - len(survived)}/{len(chosen)} mutants {done} in {time.monotonic() - total:.0f} s")
     if survived:
