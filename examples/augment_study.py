@@ -91,7 +91,8 @@ class Study:
         factor_episodes: evaluation episodes for every other factor.
         factors: the other factors (None: all).
         renderer: the demonstrations' and the evaluation's renderer (None: auto).
-        workers: processes for collecting and re-rendering.
+        workers: processes for collecting and re-rendering, and envs evaluating at once (pixelrig eval's rows are the
+            same for any worker count).
     """
 
     tasks: tuple[str, ...] = ("pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0")
@@ -223,7 +224,8 @@ def run_eval(study: Study, out: Path, times: Times, log: Callable[[str], None]) 
                 for factors, episodes in ((factor_list(study) + [HARD], study.factor_episodes),
                                           ([HARD], study.episodes)):
                     report = evaluate(task, SavedPolicy(model), episodes=episodes, factors=factors, seed=EVAL_SEED,
-                                      cams=model.with_suffix(".rig.json"), renderer=study.renderer, out=folder,
+                                      cams=model.with_suffix(".rig.json"), renderer=study.renderer,
+                                      workers=study.workers, out=folder,
                                       resume=(folder / "run.json").exists(), progress=False)
                 times.add(f"eval/{short(task)}", time.monotonic() - mark)
                 if report.episodes_run:
