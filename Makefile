@@ -19,6 +19,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEWEST_PYTHON := python3.13
 PYTEST_ARGS ?=
+# The suite runs in TEST_JOBS processes (pytest-xdist; 0: in this one). Two halve it on CI's 2 cores; each test is
+# its own (a process of its own per worker: its EGL client, Xvfb, temporary folders).
+TEST_JOBS ?= 2
 
 .PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
 
@@ -41,7 +44,7 @@ endif
 	touch $@
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 # CI: the suite on the newest Python pixelrig supports, in its own venv (on a fresh machine: pybullet's build too).
 test-newest:
@@ -98,7 +101,7 @@ test-gym-range: $(STAMP)
 	  $(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $$e/bin/python;) \
 	  $$e/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$$v"; \
 	  $(if $(filter 3.11,$(PYVER)),,$$e/bin/pip uninstall -q -y triton;) \
-	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider $(GYM_TESTS); done
+	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) $(GYM_TESTS); done
 
 demo: $(STAMP)
 	$(PY) -m pixelrig demo --out out

@@ -322,3 +322,21 @@ def test_default_cameras_are_cameras() -> None:
             assert all(isinstance(c, pixelrig.Camera) for c in env.unwrapped.default_cameras())
         finally:
             env.close()
+
+
+def test_make_test_runs_the_suite_in_two_processes() -> None:
+    """docs/testing.md: ``make test`` runs pytest in two processes (pytest-xdist), ``TEST_JOBS`` sets how many and 0
+    runs it in one; test-newest runs the same recipe."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+
+    def commands(*args: str) -> list[str]:
+        out = subprocess.run(["make", "-n", *args], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stdout.splitlines() if " -m pytest " in line]
+
+    assert [c.split(" -m pytest ", 1)[1].strip() for c in commands("test")] == ["-n 2"]
+    assert [c.split(" -m pytest ", 1)[1].strip() for c in commands("test", "TEST_JOBS=0", "PYTEST_ARGS=-k x")] == [
+        "-n 0 -k x"]
+    assert "pytest-xdist" in (REPO / "pyproject.toml").read_text()
+    assert "in two processes (pytest-xdist" in (REPO / "docs" / "testing.md").read_text()
