@@ -60,6 +60,7 @@ def _looks(renderer: str) -> gym.Env:
 SCENES: dict[str, Callable[[str], gym.Env]] = {
     "primitives": _primitives,
     "cartpole": _registered("pixelrig/CartPole-v0"),
+    "ant": _registered("pixelrig/Ant-v0"),  # the locomotion tasks' default camera, turned for the Ant
     "pandapush": _registered("pixelrig/PandaPush-v0"),  # at the default visual_detail ("simplified")
     "pandapush_full": _registered("pixelrig/PandaPush-v0", visual_detail="full"),
     "pandalift": _registered("pixelrig/PandaLift-v0"),

@@ -18,6 +18,32 @@ def test_golden_scene(scene: str, backend_name: str) -> None:
     assert not failures, "\n".join(failures)
 
 
+RENDER_GOLDEN = golden.GOLDEN_DIR / "render" / "cartpole_tiny_rgb.png"
+"""``render()``'s frame of CartPole (render_mode="rgb_array", TinyRenderer) after ``reset(seed=0)``."""
+
+
+def cartpole_render_frame() -> np.ndarray:
+    import gymnasium as gym
+
+    env = gym.make("pixelrig/CartPole-v0", render_mode="rgb_array", renderer="tiny")
+    try:
+        env.reset(seed=0)
+        return env.render()
+    finally:
+        env.close()
+
+
+def test_render_mode_rgb_array_draws_the_golden_frame() -> None:
+    """``render()`` draws the task's own view (not the observation's cameras): a 320x240 frame from CartPole's render
+    camera, as recorded, within the tiny backend's RGB tolerance (``python -m tests.test_render_golden`` records it
+    again)."""
+    frame = cartpole_render_frame()
+    assert frame.shape == (240, 320, 3) and frame.dtype == np.uint8
+    tol = golden.load_manifest()["tolerances"]["tiny"]["rgb"]
+    cmp = golden.compare("rgb", golden.decode("rgb", Image.open(RENDER_GOLDEN)), frame, tol)
+    assert cmp.ok, cmp.describe()
+
+
 @pytest.mark.parametrize("backend", ["tiny", "egl"])
 def test_every_tolerance_rejects_a_one_pixel_shift(backend: str) -> None:
     """A tolerance absorbs rasterisation differences at edges, not a changed scene: every golden image, moved by
@@ -99,3 +125,10 @@ def test_golden_files_are_exactly_what_the_scenes_render(backend: str) -> None:
             assert np.abs(egl - tiny).max() > 24, f"egl/{name} is TinyRenderer's image"
         sky = np.asarray(Image.open(golden.GOLDEN_DIR / "egl" / "primitives_oblique_rgb.png"))[0, 0, :3]
         np.testing.assert_allclose(sky, (178, 178, 204), atol=2)  # the top-left corner shows the sky
+
+
+if __name__ == "__main__":
+    import pixelrig
+
+    pixelrig.register_envs()
+    golden.encode("rgb", cartpole_render_frame()).save(RENDER_GOLDEN)

@@ -6,6 +6,9 @@ stepping), then the task's checks are read."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pybullet as p
@@ -109,7 +112,7 @@ def test_hopper_needs_every_other_position_and_velocity_within_100_and_observes_
     c = base.client
     joint = base.motor_joints[0]
     try:
-        for rate, healthy in ((99.0, True), (101.0, False), (-101.0, False)):
+        for rate, healthy in ((99.0, True), (100.5, False), (-100.5, False), (-101.0, False)):
             p.resetJointState(base.robot, joint, 0.0, rate, physicsClientId=c)
             assert base.is_healthy() is healthy, rate
         for angle, healthy in ((99.0, True), (-101.0, False)):  # the joint positions too
@@ -150,6 +153,32 @@ def test_ant_is_healthy_between_20_cm_and_1_m_and_pays_for_its_contacts() -> Non
         env.close()
 
 
+def test_ant_pays_for_its_own_contacts_only_each_clipped_at_1() -> None:
+    """The contact cost sums the Ant's own contacts (not those of other bodies in its world: a box on the ground
+    away from it), each force clipped to [0, 1] N and squared: a light ball resting on its torso adds its small
+    force squared, not 1."""
+    env, base = made("pixelrig/Ant-v0")
+    c = base.client
+    try:
+        for _ in range(30):
+            env.step(np.zeros(8, np.float32))
+        torso = p.getBasePositionAndOrientation(base.robot, physicsClientId=c)[0]
+        ball = p.createMultiBody(0.01, p.createCollisionShape(p.GEOM_SPHERE, radius=0.03, physicsClientId=c),
+                                 basePosition=(torso[0], torso[1], torso[2] + 0.3), physicsClientId=c)
+        box = p.createMultiBody(5.0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.2] * 3, physicsClientId=c),
+                                basePosition=(3.0, 3.0, 0.2), physicsClientId=c)
+        for _ in range(60):
+            p.stepSimulation(physicsClientId=c)
+        own = [pt[9] for pt in p.getContactPoints(bodyA=base.robot, physicsClientId=c)]
+        light = [pt[9] for pt in p.getContactPoints(bodyA=base.robot, bodyB=ball, physicsClientId=c)]
+        assert light and 0.0 < max(light) < 1.0, light  # the ball rests on the Ant
+        assert p.getContactPoints(bodyA=box, physicsClientId=c)  # the box on the ground, away from the Ant
+        assert not p.getContactPoints(bodyA=base.robot, bodyB=box, physicsClientId=c)
+        assert base.extra_costs() == pytest.approx(5e-4 * sum(min(max(f, 0.0), 1.0) ** 2 for f in own), rel=1e-12)
+    finally:
+        env.close()
+
+
 def test_ant_starts_with_small_random_torso_velocities() -> None:
     env = gym.make("pixelrig/Ant-v0")
     base = env.unwrapped
@@ -165,3 +194,68 @@ def test_ant_starts_with_small_random_torso_velocities() -> None:
         assert np.all(v.max(axis=0) > 0.05) and len({tuple(r) for r in v}) == 20
     finally:
         env.close()
+
+
+# ---- every task of the room: its spaces, its bodies and its first steps -------------------------------------------
+
+ROOM = ("pixelrig/CartPole-v0", "pixelrig/Ant-v0", "pixelrig/Hopper-v0", "pixelrig/Walker2d-v0",
+        "pixelrig/HalfCheetah-v0")
+FIRST_STEPS = Path(__file__).resolve().parents[1] / "golden" / "first_steps.json"
+"""Each task's observation after ``reset(seed=0)`` and its first 10 steps under fixed uniform actions, with each
+step's reward and termination, as recorded (``python -m tests.test_tasks_locomotion`` writes it again)."""
+
+
+def first_steps(env_id: str) -> list[list[float]]:
+    env = gym.make(env_id)
+    try:
+        obs, _ = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        rows = [[float(v) for v in obs]]
+        for _ in range(10):
+            obs, reward, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.action_space.shape)
+                                                             .astype(np.float32))
+            rows.append([*map(float, obs), float(reward), float(terminated), float(truncated)])
+        return rows
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", ROOM)
+def test_the_first_steps_are_the_recorded_ones(env_id: str) -> None:
+    """The scene as built (bodies, where they stand, damping, the motors let go), the step (time step, frame skip,
+    forces) and the reward, all at once: ten steps from a seeded reset under fixed actions give the recorded
+    observations, rewards and flags (to 1e-6: a pybullet built elsewhere may round differently, a changed world
+    moves them by far more)."""
+    recorded = json.loads(FIRST_STEPS.read_text())[env_id]
+    got = first_steps(env_id)
+    assert [len(r) for r in got] == [len(r) for r in recorded]
+    for i, (row, want) in enumerate(zip(got, recorded, strict=True)):
+        np.testing.assert_allclose(row, want, rtol=1e-6, atol=1e-6, err_msg=f"{env_id} step {i}")
+
+
+def test_cartpole_acts_in_one_unit_force_and_names_its_bodies() -> None:
+    """CartPole's action is one float32 in [-1, 1] (times ``force_mag``), its bodies are called ``ground`` and
+    ``cartpole`` (what rigs and looks name them by), its step is 0.02 s (0.01 s twice), and the pole swings freely,
+    no motor holding it (damping shows in the recorded first steps: pybullet does not report it)."""
+    env, base = made("pixelrig/CartPole-v0")
+    try:
+        space = env.action_space
+        assert (space.shape, space.dtype, float(space.low[0]), float(space.high[0])) == ((1,), np.float32, -1.0, 1.0)
+        assert set(base.body_ids()) == {"ground", "cartpole"} and base.body_id("cartpole") == base.cartpole
+        assert base.dt == pytest.approx(0.02)
+        p.resetJointState(base.cartpole, 0, 0.0, 0.0, physicsClientId=base.client)
+        p.resetJointState(base.cartpole, 1, 0.1, 0.0, physicsClientId=base.client)
+        env.step(np.zeros(1, np.float32))
+        theta, omega = p.getJointState(base.cartpole, 1, physicsClientId=base.client)[:2]
+        assert omega > 0.01 and theta > 0.1  # a tilted pole falls on, unheld
+    finally:
+        env.close()
+
+
+def write_first_steps() -> None:
+    FIRST_STEPS.write_text(json.dumps({env_id: first_steps(env_id) for env_id in ROOM}, indent=0) + "\n")
+
+
+if __name__ == "__main__":
+    pixelrig.register_envs()
+    write_first_steps()

@@ -4,6 +4,7 @@ experts' table derived from the modules; every task's observation a layout of na
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,19 @@ def test_declared_finds_the_top_level_literal_wherever_it_stands(tmp_path: Path)
         path = tmp_path / f"m{i}.py"
         path.write_text(source, encoding="utf-8")
         assert declared(path) == want, source
+
+
+def test_the_declarations_are_read_as_utf_8_whatever_the_locale(tmp_path: Path) -> None:
+    """The task modules hold non-ASCII text (units, signs); registration reads them as UTF-8 even where the locale's
+    encoding is ASCII (the C locale with Python's coercion and UTF-8 mode off, as some containers run)."""
+    assert any(not (TASKS / f).read_bytes().isascii() for f in ("ant.py", "lift.py"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8"))}
+    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0")
+    out = subprocess.run([sys.executable, "-c", "import locale, pixelrig.tasks as t; "
+                          "print(locale.getpreferredencoding(False), len(t.task_specs()))"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ANSI_X3.4-1968", "16"]
 
 
 def test_registration_reads_the_modules_without_importing_them(tmp_path: Path) -> None:
