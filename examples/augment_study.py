@@ -217,20 +217,24 @@ def run_eval(study: Study, out: Path, times: Times, log: Callable[[str], None]) 
     for task in study.tasks:
         for arm in ARMS:
             for seed in range(study.seeds):
-                model = out / "models" / short(task) / f"{arm.name}-s{seed}.pt"
-                folder = out / "evals" / short(task) / f"{arm.name}-s{seed}"
-                mark = time.monotonic()
-                # every factor with the fewer episodes, then control and test_hard extended to the more
-                for factors, episodes in ((factor_list(study) + [HARD], study.factor_episodes),
-                                          ([HARD], study.episodes)):
-                    report = evaluate(task, SavedPolicy(model), episodes=episodes, factors=factors, seed=EVAL_SEED,
-                                      cams=model.with_suffix(".rig.json"), renderer=study.renderer,
-                                      workers=study.workers, out=folder,
-                                      resume=(folder / "run.json").exists(), progress=False)
-                times.add(f"eval/{short(task)}", time.monotonic() - mark)
-                if report.episodes_run:
-                    log(f"{task} arm {arm.name} seed {seed}: control {report.per_factor[CONTROL]['pc_success']:.0f}%, "
-                        f"{HARD} {report.per_factor[HARD]['pc_success']:.0f}%")
+                eval_one(study, out, task, arm, seed, times, log)
+
+
+def eval_one(study: Study, out: Path, task: str, arm: Arm, seed: int, times: Times,
+             log: Callable[[str], None]) -> None:
+    """``pixelrig eval`` of one policy (task, arm, training seed) into its folder, resuming what is there."""
+    model = out / "models" / short(task) / f"{arm.name}-s{seed}.pt"
+    folder = out / "evals" / short(task) / f"{arm.name}-s{seed}"
+    mark = time.monotonic()
+    # every factor with the fewer episodes, then control and test_hard extended to the more
+    for factors, episodes in ((factor_list(study) + [HARD], study.factor_episodes), ([HARD], study.episodes)):
+        report = evaluate(task, SavedPolicy(model), episodes=episodes, factors=factors, seed=EVAL_SEED,
+                          cams=model.with_suffix(".rig.json"), renderer=study.renderer, workers=study.workers,
+                          out=folder, resume=(folder / "run.json").exists(), progress=False)
+    times.add(f"eval/{short(task)}", time.monotonic() - mark)
+    if report.episodes_run:
+        log(f"{task} arm {arm.name} seed {seed}: control {report.per_factor[CONTROL]['pc_success']:.0f}%, "
+            f"{HARD} {report.per_factor[HARD]['pc_success']:.0f}%")
 
 
 def _rows(folder: Path) -> list[dict[str, Any]]:
@@ -343,6 +347,7 @@ def markdown_table(data: dict[str, Any]) -> str:
             lines.append(f"| ({arm.name}) {arm.description} | " + " | ".join(
                 f"{c['pc']:.0f}% [{c['ci95'][0]:.0f}, {c['ci95'][1]:.0f}]" for c in cells) + " |")
         v = result["verdict"]
+        lines += ["", findings(result["table"], factors)]
         lines += ["", f"Verdict: (a) drops {v['a_drop_control_to_test_hard']:.1f} points from control to test_hard; "
                       f"(c) − (a) on test_hard is {v['c_minus_a_on_test_hard']:+.1f} "
                       f"(needs ≥ {v['half_of_a_drop']:.1f}); "
@@ -350,6 +355,32 @@ def markdown_table(data: dict[str, Any]) -> str:
                       f"{'yes' if v['intervals_apart'] else 'no'}): "
                       f"{'supported' if v['supported'] else 'not supported'}.", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def times_table(data: dict[str, Any]) -> str:
+    """docs/augment_study.md's table of each part's wall time per task, in minutes (from the JSON's ``times_s``)."""
+    parts = ("collect", "augment", "load", "train", "eval")
+    tasks = [short(t) for t in data["results"]]
+    lines = ["| part | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
+    for part in parts:
+        lines.append(f"| {part} | " + " | ".join(f"{data['times_s'].get(f'{part}/{t}', 0.0) / 60:.1f} min"
+                                                  for t in tasks) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def findings(table: dict[str, dict[str, dict[str, Any]]], factors: Sequence[str]) -> str:
+    """What one task's table shows, read off its intervals: the factors on which re-rendering (c) is above and below
+    no augmentation (a), their 95% intervals apart, and the same for image augmentation (b) against (a)."""
+    def apart(arm: str, other: str, above: bool) -> list[str]:
+        mine, theirs = (lambda f: table[arm][f]["ci95"]), (lambda f: table[other][f]["ci95"])
+        return [f for f in factors if (mine(f)[0] > theirs(f)[1] if above else mine(f)[1] < theirs(f)[0])]
+
+    def names(found: list[str]) -> str:
+        return ", ".join(found) if found else "none"
+
+    return (f"Intervals apart: (c) above (a) on {names(apart('c', 'a', True))}; (c) below (a) on "
+            f"{names(apart('c', 'a', False))}; (b) above (a) on {names(apart('b', 'a', True))}; (b) below (a) on "
+            f"{names(apart('b', 'a', False))}.")
 
 
 def plot(data: dict[str, Any], path: Path) -> None:

@@ -140,13 +140,58 @@ def test_the_verdict_follows_the_hypothesis_as_the_issue_states_it() -> None:
     assert v["c_minus_b_on_test_hard"] == pytest.approx(12.0) and not v["intervals_apart"] and not v["supported"]
 
 
+def test_findings_name_the_factors_whose_intervals_are_apart() -> None:
+    """A factor is named only where the two arms' 95% intervals do not overlap, on the side they fall."""
+    table = {"a": {"x": rate(50, 100), "y": rate(50, 100), "z": rate(90, 100)},
+             "b": {"x": rate(50, 100), "y": rate(55, 100), "z": rate(50, 100)},
+             "c": {"x": rate(80, 100), "y": rate(58, 100), "z": rate(60, 100)}}
+    assert study.findings(table, ["x", "y", "z"]) == (
+        "Intervals apart: (c) above (a) on x; (c) below (a) on z; (b) above (a) on none; (b) below (a) on z.")
+
+
 def test_the_documented_result_is_the_study_s() -> None:
-    """docs/augment_study.md's table and verdict are docs/augment_study_lift.json's, as the report writes them; the
-    JSON is a full run of its task (3 seeds, 100 episodes of control and test_hard, 30 of each other factor)."""
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    data = json.loads((docs / "augment_study_lift.json").read_text())
-    page = (docs / "augment_study.md").read_text()
-    table = page[page.index("<!-- augment-table:start"):page.index("<!-- augment-table:end -->")]
-    assert study.markdown_table(data) in table
-    cells = [c for arm in data["results"]["pixelrig/PandaLift-v0"]["table"].values() for c in arm.values()]
-    assert data["study"]["seeds"] == 3 and {c["n"] for c in cells} == {300, 90}
+    """docs/augment_study.json is the two tasks' runs joined (``--merge`` of docs/augment_study_lift.json and
+    docs/augment_study_pickplace.json); the README's and docs/augment_study.md's tables, findings and verdicts are
+    what the report writes from it; each task is a full run (3 seeds, 100 episodes of control and test_hard, 30 of
+    each other factor); the README's time and verdict are the JSON's."""
+    repo = Path(__file__).resolve().parents[1]
+    docs = repo / "docs"
+    data = json.loads((docs / "augment_study.json").read_text())
+    parts = [json.loads((docs / f"augment_study_{name}.json").read_text()) for name in ("lift", "pickplace")]
+    assert data == json.loads(json.dumps(study.merge(parts)))
+    assert list(data["results"]) == ["pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0"]
+    for page in (docs / "augment_study.md", repo / "README.md"):
+        text = page.read_text()
+        block = text[text.index("<!-- augment-table:start (docs/augment_study.json) -->"):
+                     text.index("<!-- augment-table:end -->")]
+        assert block.split("-->", 1)[1].strip() == study.markdown_table(data).strip(), page.name
+    for task, result in data["results"].items():
+        cells = [c for arm in result["table"].values() for c in arm.values()]
+        assert {c["n"] for c in cells} == {300, 90}, task
+    assert data["study"]["seeds"] == 3 and data["study"]["demos"] == 200 and data["study"]["copies"] == 4
+    text = (docs / "augment_study.md").read_text()
+    block = text[text.index("<!-- augment-times:start (docs/augment_study.json) -->"):
+                 text.index("<!-- augment-times:end -->")]
+    assert block.split("-->", 1)[1].strip() == study.times_table(data).strip()
+    readme = (repo / "README.md").read_text()
+    verdict = "supported" if data["supported"] else "not supported"
+    assert f"the hypothesis is **{verdict}**" in readme
+    assert f"{data['hours']:.1f} hours of these 2 cores" in readme
+    # the figures the README's and the page's prose quote (lines joined)
+    lift, pick = (data["results"][t]["table"] for t in ("pixelrig/PandaLift-v0", "pixelrig/PandaPickPlace-v0"))
+    page = " ".join((docs / "augment_study.md").read_text().split())
+    readme = " ".join(readme.split())
+
+    def pc(cell: dict) -> str:
+        return f"{cell['pc']:.0f}%"
+
+    texture = f"the table's texture ({pc(lift['a']['table_texture'])} to {pc(lift['c']['table_texture'])})"
+    assert f"BC learns PandaLift ({pc(lift['a']['control'])} of control" in readme
+    assert f"barely PandaPickPlace ({pc(pick['a']['control'])})" in readme and texture in readme
+    assert f"the task ({pc(lift['a']['control'])} of control" in page and texture in page
+    assert f"the task, {pc(pick['a']['control'])} of control" in page
+    assert study.findings(lift, data["factors"]).startswith("Intervals apart: (c) above (a) on table_texture;")
+    assert all(pc(pick[arm]["test_hard"]) == "0%" for arm in "abcd")
+    hard = sorted(lift[arm]["test_hard"]["pc"] for arm in "abcd")
+    assert f"({round(hard[0])}–{round(hard[-1])}%)" in page
+    assert f"({pc(lift['a']['control'])} to {pc(lift['c']['control'])})" in page
