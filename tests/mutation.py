@@ -910,6 +910,8 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
              if f not in group.modules and f.split("/")[0] in ("pixelrig", "tests", "golden")]
     copy_tree(tree, files)
     copy_tree(tree / "mutants", files)
+    # today's test selection: the kept tree's table names the tests of the run that made it
+    (tree / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config(group))
     names = [n for codes in results(tree, group).values() for n, c in codes.items()
              if n not in EQUIVALENT and c in SURVIVED | NO_TESTS]
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}

@@ -81,7 +81,9 @@ def test_the_declarations_are_read_as_utf_8_whatever_the_locale(tmp_path: Path) 
     encoding is ASCII (the C locale with Python's coercion and UTF-8 mode off, as some containers run)."""
     assert any(not (TASKS / f).read_bytes().isascii() for f in ("ant.py", "lift.py"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8"))}
-    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0")
+    here = str(Path(pixelrig.__file__).resolve().parents[1])  # the pixelrig under test, wherever it is
+    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0",
+               PYTHONPATH=os.pathsep.join([here, env.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", "import locale, pixelrig.tasks as t; "
                           "print(locale.getpreferredencoding(False), len(t.task_specs()))"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
