@@ -910,9 +910,13 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
              if f not in group.modules and f.split("/")[0] in ("pixelrig", "tests", "golden")]
     copy_tree(tree, files)
     copy_tree(tree / "mutants", files)
-    # today's test selection: the kept tree's table names the tests of the run that made it
-    (tree / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config(group))
-    names = [n for codes in results(tree, group).values() for n, c in codes.items()
+    # The kept tree's test selection stays the first run's: a changed [tool.mutmut] table makes mutmut make its
+    # mutants again and forget their results. Tests added to a group's selection since need a whole run.
+    kept = results(tree, group)
+    if any(codes for codes in kept.values()) and all(c is None for codes in kept.values() for c in codes.values()):
+        raise SystemExit(f"--rerun {name}: {tree} holds mutants but no results (mutmut made them again): run the "
+                         "group again")
+    names = [n for codes in kept.values() for n, c in codes.items()
              if n not in EQUIVALENT and c in SURVIVED | NO_TESTS]
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
     start = time.monotonic()
