@@ -54,3 +54,22 @@ def test_the_mutation_page_is_its_json_and_equivalents_are_named_mutants() -> No
                for m in g.modules}
     for name, reason in EQUIVALENT.items():
         assert name.split(".x", 1)[0] in modules and len(reason) > 20, name
+
+
+def test_mutants_run_side_by_side_each_with_a_copy_of_what_pixelrig_caches(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/testing.md: the smoke runs its mutants side by side (``--jobs``, one per CPU by default, 0 refused) and
+    each gets a copy of every folder and file pixelrig keeps in its cache (read from the code that writes them)."""
+    import os
+    import re
+
+    from tests import mutants
+
+    with pytest.raises(SystemExit):
+        mutants.main(["--jobs", "0", "--list"])
+    assert "--jobs 0: pass 1 or more" in capsys.readouterr().err
+    source = (ROOT / "tests" / "mutants.py").read_text()
+    assert "default=os.cpu_count() or 1" in source and os.cpu_count()
+    written = set()
+    for path in (ROOT / "pixelrig").rglob("*.py"):
+        written |= set(re.findall(r'cache_root\(\) / "([\w.-]+)"', path.read_text()))
+    assert written and written <= set(mutants.CACHED), written - set(mutants.CACHED)
