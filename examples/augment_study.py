@@ -288,18 +288,26 @@ def run_report(study: Study, out: Path, times: Times, log: Callable[[str], None]
             f"{v['c_minus_a_on_test_hard']:+.1f} (needs >= {v['half_of_a_drop']:.1f}); c - b "
             f"{v['c_minus_b_on_test_hard']:+.1f} (needs >= 10, intervals apart: {v['intervals_apart']}): "
             f"{'supported' if v['supported'] else 'not supported'}")
-    data = {
-        "study": dataclasses.asdict(study), "arms": [dataclasses.asdict(a) for a in ARMS],
-        "factors": factors, "eval_seed": EVAL_SEED, "results": results,
-        "supported": all(r["verdict"]["supported"] for r in results.values()),
-        "times_s": times.data, "hours": sum(times.data.values()) / 3600,
-        "command": "examples/augment_study.py",
-    }
+    data = study_json(dataclasses.asdict(study), [dataclasses.asdict(a) for a in ARMS], factors, EVAL_SEED, results,
+                      times.data, "examples/augment_study.py")
+    write_results(data, json_path, figure, log)
+    return data
+
+
+def study_json(settings: dict[str, Any], arms: list[dict[str, Any]], factors: list[str], eval_seed: int,
+               results: dict[str, Any], times: dict[str, float], command: str) -> dict[str, Any]:
+    """The study's JSON: what it ran and found, with the overall verdict and hours derived from them."""
+    return {"study": settings, "arms": arms, "factors": factors, "eval_seed": eval_seed, "results": results,
+            "supported": all(r["verdict"]["supported"] for r in results.values()),
+            "times_s": times, "hours": sum(times.values()) / 3600, "command": command}
+
+
+def write_results(data: dict[str, Any], json_path: Path, figure: Path, log: Callable[[str], None]) -> None:
+    """Write the JSON and the figure; log the table docs/augment_study.md carries (tested against the JSON)."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1))
-    log(markdown_table(data))  # what docs/augment_study.md carries (tested against the JSON)
+    log(markdown_table(data))
     plot(data, figure)
-    return data
 
 
 def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -317,8 +325,8 @@ def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     times: dict[str, float] = {}
     for i, part in enumerate(parts):
         theirs = {k: v for k, v in part["study"].items() if k != "tasks"}
-        differ = [k for k in same if part[k] != first[k]] + [f"study.{k}" for k in settings if theirs.get(k) !=
-                                                              settings[k]]
+        differ = [k for k in same if part[k] != first[k]]
+        differ += [f"study.{k}" for k in settings if theirs.get(k) != settings[k]]
         if differ:
             raise ValueError(f"study JSON {i} differs from the first in {differ}: merge runs of one study only")
         again = sorted(set(part["results"]) & set(results))
@@ -327,11 +335,8 @@ def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         results.update(part["results"])
         for key, seconds in part["times_s"].items():
             times[key] = times.get(key, 0.0) + seconds
-    data = {k: first[k] for k in ("arms", "factors", "eval_seed")}
-    data = {"study": {**first["study"], "tasks": list(results)}, **data, "results": results,
-            "supported": all(r["verdict"]["supported"] for r in results.values()),
-            "times_s": times, "hours": sum(times.values()) / 3600, "command": first["command"]}
-    return data
+    return study_json({**first["study"], "tasks": list(results)}, first["arms"], first["factors"], first["eval_seed"],
+                      results, times, first["command"])
 
 
 def markdown_table(data: dict[str, Any]) -> str:
@@ -438,10 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyError as err:
             parser.error(f"--merge: a file has no {err}: pass the JSONs examples/augment_study.py wrote")
         json_path = args.json or Path("docs/augment_study.json")
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(data, indent=1))
-        print(markdown_table(data), end="")
-        plot(data, json_path.with_suffix(".png"))
+        write_results(data, json_path, json_path.with_suffix(".png"), lambda line: print(line, end=""))
         return 0
     study = QUICK if args.quick else FULL
     if args.tasks:

@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pixelrig.system.cache import cache_root
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -531,9 +533,8 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
-CACHE = Path(os.environ.get("PIXELRIG_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-             / "pixelrig")
-"""This machine's pixelrig cache (as :func:`pixelrig.system.cache.cache_root` finds it)."""
+CACHE = cache_root()
+"""This machine's pixelrig cache."""
 CACHED = ("meshes", "models", "objects", "renderer-probes.json")
 """What pixelrig keeps there, which each mutant's run gets a copy of (not the venvs and wheels the scripts keep)."""
 
