@@ -76,6 +76,19 @@ def assert_frames_follow(video: list[np.ndarray], rendered: list[np.ndarray], wh
     assert moved >= 100, f"{what}: the scene hardly moved ({moved} pixels): a frozen video would go unseen"
 
 
+def test_given_no_camera_the_video_is_what_render_draws_at_its_size(tmp_path: Path) -> None:
+    """The recorder's default view is the env's render camera at ``render()``'s size: an env made with
+    ``render_width=160, render_height=96`` gives a 160x96 video of the frames ``render()`` returns."""
+    env = VideoRecorder(gym.make("pixelrig/CartPole-v0", max_episode_steps=8, render_mode="rgb_array",
+                                 render_width=160, render_height=96), tmp_path / "videos", fps=25)
+    rendered: list[list[np.ndarray]] = []
+    run_episodes(env, 1, rendered=rendered)
+    env.close()
+    frames = frames_of(tmp_path / "videos" / "rl-video-episode-0.mp4")
+    assert rendered[0][0].shape == frames[0].shape == (96, 160, 3)
+    assert all(np.abs(got.astype(float) - want).mean() < 2.0 for got, want in zip(frames, rendered[0], strict=True))
+
+
 def test_one_mp4_per_episode_reads_back(tmp_path: Path) -> None:
     """The files hold the frames the env rendered, step by step (its own render(), which the recorder does not
     use, is the reference)."""

@@ -496,11 +496,20 @@ class BulletEnv(EnvState, EnvLooks, gym.Env[np.ndarray, np.ndarray]):
 
     def default_cameras(self) -> list[Camera]:
         """The env's suggested camera rig; ``PixelObs(env)`` uses it when given no cams."""
-        return [Camera.from_dict(dict(self.render_camera(), name="main", modalities=("rgb", "depth", "label")))]
+        view = {"width": 320, "height": 240, **self.render_camera()}
+        return [Camera.from_dict(dict(view, name="main", modalities=("rgb", "depth", "label")))]
 
     def render_camera(self) -> CameraSpec:
-        """The world-fixed camera behind ``render()`` (keys: eye, target, up, fov, width, height, near, far)."""
-        return {"eye": (2.0, -2.0, 1.5), "target": (0.0, 0.0, 0.3), "fov": 60.0, "width": 320, "height": 240}
+        """The world-fixed camera behind ``render()``: its view (keys: eye, target, up, fov, near, far; the size of
+        ``render()``'s frames is ``render_width`` x ``render_height``). The default :meth:`default_cameras` draws
+        this view at 320x240 (or at a ``width`` and ``height`` given here)."""
+        return {"eye": (2.0, -2.0, 1.5), "target": (0.0, 0.0, 0.3), "fov": 60.0}
+
+    def render_view(self, name: str = "view") -> Camera:
+        """:meth:`render_camera` as an RGB :class:`Camera` of ``render()``'s size (``render_width`` x
+        ``render_height``): what the video recorder, the viewers and the windows draw when given no camera."""
+        return Camera.from_dict({**self.render_camera(), "width": self.render_width, "height": self.render_height,
+                                 "name": name, "modalities": ("rgb",)})
 
     def randomized_bodies(self) -> list[int]:
         """Bodies whose physical parameters and colours :class:`Randomization` changes (default: all)."""

@@ -242,7 +242,7 @@ def robot_aabb(client: int, robot: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def framing_camera(lo: np.ndarray, hi: np.ndarray) -> dict[str, Any]:
-    """A 320x240 world-fixed camera (as a dict of Camera's fields) that frames the box ``lo``-``hi`` from the front
+    """A world-fixed camera's view (a dict of Camera's fields, no size) that frames the box ``lo``-``hi`` from the front
     left, above."""
     centre = (lo + hi) / 2.0
     radius = max(float(np.linalg.norm(hi - lo)) / 2.0, 0.25)
@@ -250,5 +250,5 @@ def framing_camera(lo: np.ndarray, hi: np.ndarray) -> dict[str, Any]:
     distance = 1.15 * radius / math.sin(math.radians(fov) / 2.0)
     direction = np.array([1.0, -1.0, 0.6]) / np.linalg.norm([1.0, -1.0, 0.6])
     eye = centre + direction * distance
-    return {"eye": tuple(eye.tolist()), "target": tuple(centre.tolist()), "fov": fov, "width": 320, "height": 240,
+    return {"eye": tuple(eye.tolist()), "target": tuple(centre.tolist()), "fov": fov,
             "near": 0.02, "far": float(distance + 4 * radius + 5.0)}

@@ -173,8 +173,7 @@ class LocomotionEnv(Observed, BulletEnv):
 
     def render_camera(self) -> CameraSpec:
         x, y, z = self.torso_position()
-        return {"eye": (x + 1.0, y - 3.2, 1.2), "target": (x, y, 0.5), "fov": 50.0, "width": 320, "height": 240,
-                "near": 0.05, "far": 30.0}
+        return {"eye": (x + 1.0, y - 3.2, 1.2), "target": (x, y, 0.5), "fov": 50.0, "near": 0.05, "far": 30.0}
 
     def default_cameras(self) -> list[Camera]:
         rgbdl = ("rgb", "depth", "label")

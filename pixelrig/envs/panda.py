@@ -186,8 +186,7 @@ class PandaEnv(GoalObserved, Controlled, BulletEnv):
         return (0.15, -0.47, TABLE_TOP), (1.15, 0.47, TABLE_TOP)
 
     def render_camera(self) -> CameraSpec:
-        return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "width": 320, "height": 240,
-                "near": 0.05, "far": 5.0}
+        return {"eye": (1.45, -0.75, 1.35), "target": (0.45, 0.0, 0.7), "fov": 50.0, "near": 0.05, "far": 5.0}
 
     def default_cameras(self) -> list[Camera]:
         rgbdl = ("rgb", "depth", "label")

@@ -306,8 +306,7 @@ class SO101Env(Observed, Controlled, BulletEnv):
     # ---- cameras -----------------------------------------------------------------------------------------------
 
     def render_camera(self) -> CameraSpec:
-        return {"eye": (0.62, -0.42, 0.98), "target": (0.17, 0.0, 0.69), "fov": 45.0, "width": 320, "height": 240,
-                "near": 0.02, "far": 4.0}
+        return {"eye": (0.62, -0.42, 0.98), "target": (0.17, 0.0, 0.69), "fov": 45.0, "near": 0.02, "far": 4.0}
 
     def default_cameras(self) -> list[Camera]:
         """``front`` and ``wrist`` at 640x480, as LeRobot's SO-101 recording examples name and size them: ``front``

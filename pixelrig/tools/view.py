@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -33,14 +34,13 @@ def make_env(source: str, renderer: str | None = None) -> gym.Env:
 
 def orbit_camera(env: gym.Env, t: float, period: float = 12.0) -> Camera:
     """The env's render camera, swung around its target once every ``period`` seconds."""
-    spec = dict(env.unwrapped.render_camera())
-    eye, target = np.array(spec["eye"]), np.array(spec["target"])
+    view = env.unwrapped.render_view("orbit")
+    eye, target = np.array(view.eye), np.array(view.target)
     offset = eye - target
     angle = 2 * math.pi * t / period
     c, s = math.cos(angle), math.sin(angle)
     rotated = np.array([c * offset[0] - s * offset[1], s * offset[0] + c * offset[1], offset[2]])
-    spec.update(name="orbit", eye=tuple(target + rotated), modalities=("rgb",))
-    return Camera.from_dict(spec)
+    return dataclasses.replace(view, eye=tuple((target + rotated).tolist()))
 
 
 def hold_action(env: gym.Env, policy: str) -> np.ndarray:

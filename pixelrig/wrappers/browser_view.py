@@ -94,7 +94,7 @@ class PageFrames:
     @staticmethod
     def _resolve(env: gym.Env, camera: CameraChoice, shown: list[str], who: str) -> Camera:
         if camera is None:
-            return Camera.from_dict(dict(env.unwrapped.render_camera(), name="view", modalities=("rgb",)))
+            return env.unwrapped.render_view()
         if isinstance(camera, str):
             defaults = {c.name: c for c in map(Camera.from_dict, getattr(env.unwrapped, "default_cameras", list)())}
             if camera not in defaults:

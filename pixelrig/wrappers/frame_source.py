@@ -55,7 +55,7 @@ class FrameSource:
             if self._in_obs:
                 self.mode = "tiled-obs"
                 return
-            cam = Camera.from_dict(dict(env.unwrapped.render_camera(), name="view", modalities=("rgb",)))
+            cam = env.unwrapped.render_view()
         elif isinstance(camera, str):
             if camera in self._in_obs and f"{camera}/rgb" in env.observation_space.spaces:
                 self.mode, self._name = "obs-camera", camera

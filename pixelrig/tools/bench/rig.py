@@ -151,7 +151,7 @@ def add_render_comparison(env_ids: list[str], steps: int, repeats: int) -> list[
             env = gym.make(env_id, render_mode="rgb_array", renderer="tiny")
             if kind == "AddRenderObservation":
                 return AddRenderObservation(env, render_only=True)
-            cam = dict(env.unwrapped.render_camera(), name="render", modalities=("rgb",))
+            cam = env.unwrapped.render_view("render")
             return PixelObs(env, cams=[cam], pixels_only=True)
 
         for _ in range(repeats):
