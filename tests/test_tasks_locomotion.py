@@ -7,6 +7,7 @@ stepping), then the task's checks are read."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -201,8 +202,9 @@ def test_ant_starts_with_small_random_torso_velocities() -> None:
 ROOM = ("pixelrig/CartPole-v0", "pixelrig/Ant-v0", "pixelrig/Hopper-v0", "pixelrig/Walker2d-v0",
         "pixelrig/HalfCheetah-v0")
 FIRST_STEPS = Path(__file__).resolve().parents[1] / "golden" / "first_steps.json"
-"""Each task's observation after ``reset(seed=0)`` and its first 10 steps under fixed uniform actions, with each
-step's reward and termination, as recorded (``python -m tests.test_tasks_locomotion`` writes it again)."""
+"""Each task's observation after ``reset(seed=0)``, its first 10 steps under fixed uniform actions (with each step's
+reward and termination) and the start of the next, unseeded episode, as recorded (``python -m
+tests.test_tasks_locomotion`` writes it again)."""
 
 
 def first_steps(env_id: str) -> list[list[float]]:
@@ -215,6 +217,8 @@ def first_steps(env_id: str) -> list[list[float]]:
             obs, reward, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.action_space.shape)
                                                              .astype(np.float32))
             rows.append([*map(float, obs), float(reward), float(terminated), float(truncated)])
+        obs, _ = env.reset()  # the next episode starts from the same stream, unseeded
+        rows.append([float(v) for v in obs])
         return rows
     finally:
         env.close()
@@ -225,12 +229,42 @@ def test_the_first_steps_are_the_recorded_ones(env_id: str) -> None:
     """The scene as built (bodies, where they stand, damping, the motors let go), the step (time step, frame skip,
     forces) and the reward, all at once: ten steps from a seeded reset under fixed actions give the recorded
     observations, rewards and flags (to 1e-6: a pybullet built elsewhere may round differently, a changed world
-    moves them by far more)."""
+    moves them by far more). The next episode's start holds what the start draws from the env's stream: a draw more
+    or fewer moves it."""
     recorded = json.loads(FIRST_STEPS.read_text())[env_id]
     got = first_steps(env_id)
     assert [len(r) for r in got] == [len(r) for r in recorded]
     for i, (row, want) in enumerate(zip(got, recorded, strict=True)):
         np.testing.assert_allclose(row, want, rtol=1e-6, atol=1e-6, err_msg=f"{env_id} step {i}")
+
+
+def test_each_cartpole_draws_its_pole_in_the_documented_orange_in_its_own_world() -> None:
+    """The pole is drawn in the RGBA CartPoleEnv's docstring states (orange, not white on the white ground), in each
+    env's own pybullet world: of two CartPoles in one process the second's world is not pybullet's default one.
+    ``render()`` shows it: the pole's pixels are that colour under the light, their channels in its proportions."""
+    from pixelrig.tasks.cartpole import CartPoleEnv
+
+    found = re.search(r"RGBA ([\d.]+), ([\d.]+), ([\d.]+), ([\d.]+)\)", " ".join(CartPoleEnv.__doc__.split()))
+    assert found, "CartPoleEnv's docstring states the pole's colour"
+    rgba = tuple(float(v) for v in found.groups())
+    envs = [gym.make("pixelrig/CartPole-v0", render_mode="rgb_array", renderer="tiny") for _ in range(2)]
+    try:
+        for env in envs:
+            env.reset(seed=0)
+        for env in envs:
+            base = env.unwrapped
+            (pole,) = [v for v in p.getVisualShapeData(base.cartpole, physicsClientId=base.client) if v[1] == 1]
+            assert pole[7] == pytest.approx(rgba)
+            frame = env.render().astype(float)
+            r, g, b = np.moveaxis(frame, -1, 0)
+            drawn = frame[(r > g) & (g > b) & (b < 60)]
+            assert len(drawn) > 100, "the pole is in view"
+            mr, mg, mb = np.median(drawn, axis=0)
+            assert mg / mr == pytest.approx(rgba[1] / rgba[0], abs=0.012)
+            assert mb / mr == pytest.approx(rgba[2] / rgba[0], abs=0.012)
+    finally:
+        for env in envs:
+            env.close()
 
 
 def test_cartpole_acts_in_one_unit_force_and_names_its_bodies() -> None:

@@ -19,8 +19,9 @@ from pixelrig.envs.registration import FRAMEWORK_SPECS, register
 
 
 def declared(path: Path) -> dict | None:
-    """The ``REGISTRATION`` literal at the top level of a module's source, or None when it declares none."""
-    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+    """The ``REGISTRATION`` literal at the top level of a module's source, or None when it declares none. The source
+    is parsed from its bytes, as Python reads a module (UTF-8 unless it declares otherwise), whatever the locale."""
+    for node in ast.parse(path.read_bytes(), str(path)).body:
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["REGISTRATION"]:
             return ast.literal_eval(node.value)
     return None

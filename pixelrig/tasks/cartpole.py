@@ -19,8 +19,9 @@ REGISTRATION = {"id": "pixelrig/CartPole-v0", "entry_point": "CartPoleEnv", "max
 class CartPoleEnv(Observed, BulletEnv):
     """Keep the pole upright by pushing the cart along its rail.
 
-    - Model: ``cartpole.urdf`` (cart 1 kg on a prismatic rail, 1 m pole of 0.1 kg on a free hinge), a ground
-      plane 1.1 m below the rail for the cameras. Joint damping and the URDF's default velocity motors are off.
+    - Model: ``cartpole.urdf`` at the origin (cart 1 kg on a prismatic rail, 1 m pole of 0.1 kg on a free hinge),
+      a ground plane 1.1 m below the rail for the cameras. Joint damping and the URDF's default velocity motors are
+      off. The pole is drawn orange (RGBA 0.95, 0.55, 0.1, 1), the cart and rail as the URDF colours them.
     - Time: time step 0.01 s, 2 physics steps per ``step()`` (dt = 0.02 s, as Gymnasium's CartPole).
     - Action: ``Box(-1, 1, (1,))``, the force on the cart in units of ``force_mag`` (10 N).
     - Observation: ``[x, theta, x_dot, theta_dot]`` (positions first), float32; ``observation_layout`` names
@@ -47,16 +48,16 @@ class CartPoleEnv(Observed, BulletEnv):
     def build_world(self) -> None:
         c = self.client
         self.load_body("ground", p.loadURDF("plane.urdf", [0, 0, -1.1], physicsClientId=c))
-        self.cartpole = self.load_body("cartpole", p.loadURDF("cartpole.urdf", [0, 0, 0], physicsClientId=c))
-        p.changeVisualShape(self.cartpole, 1, rgbaColor=(0.95, 0.55, 0.1, 1.0), physicsClientId=c)  # not white on white
-        for j in (0, 1):
-            p.changeDynamics(self.cartpole, j, linearDamping=0, angularDamping=0, physicsClientId=c)
+        self.cartpole = self.load_body("cartpole", p.loadURDF("cartpole.urdf", physicsClientId=c))
+        p.changeVisualShape(self.cartpole, 1, rgbaColor=(0.95, 0.55, 0.1, 1.0), physicsClientId=c)
+        # damping belongs to the whole multibody in pybullet (any link index sets it for all): one call turns it off
+        p.changeDynamics(self.cartpole, -1, linearDamping=0, angularDamping=0, physicsClientId=c)
         self.motor_command(self.cartpole, (0, 1), p.VELOCITY_CONTROL, forces=(0.0, 0.0))
 
     def reset_task(self, options: dict[str, Any]) -> None:
-        q = self.np_random.uniform(-0.05, 0.05, size=4)
-        for j in (0, 1):
-            p.resetJointState(self.cartpole, j, q[j], q[j + 2], physicsClientId=self.client)
+        x, theta, x_dot, theta_dot = self.np_random.uniform(-0.05, 0.05, size=4)
+        p.resetJointState(self.cartpole, 0, x, x_dot, physicsClientId=self.client)
+        p.resetJointState(self.cartpole, 1, theta, theta_dot, physicsClientId=self.client)
 
     def apply_action(self, action: np.ndarray) -> None:
         self.motor_command(self.cartpole, (0,), p.TORQUE_CONTROL, forces=(float(action[0]) * self.force_mag,))
@@ -75,8 +76,7 @@ class CartPoleEnv(Observed, BulletEnv):
         return 1.0, terminated, {}
 
     def render_camera(self) -> CameraSpec:
-        return {"eye": (0.0, -4.0, 0.6), "target": (0.0, 0.0, 0.3), "fov": 50.0, "width": 320, "height": 240,
-                "near": 0.05, "far": 10.0}
+        return {"eye": (0.0, -4.0, 0.6), "target": (0.0, 0.0, 0.3), "fov": 50.0}
 
     def default_cameras(self) -> list[Camera]:
         return [Camera.from_dict(c) for c in [
