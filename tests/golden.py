@@ -197,11 +197,22 @@ def _write_failure(backend: str, scene: str, key: str, expected: np.ndarray, act
     return out / f"{stem}_diff.png"
 
 
+def scene_files(scene: str, backend: str, root: Path = GOLDEN_DIR) -> list[Path]:
+    """The golden files of one scene for one backend (not those of the scenes whose names extend it, as
+    ``pandapush_full`` extends ``pandapush``)."""
+    longer = [other for other in SCENES if other.startswith(f"{scene}_")]
+    return [path for path in sorted((root / backend).glob(f"{scene}_*.png"))
+            if not any(path.name.startswith(f"{other}_") for other in longer)]
+
+
 def check_scene(scene: str, backend: str, root: Path = GOLDEN_DIR) -> list[str]:
-    """Render one scene and compare every image with its golden file; returns one line per mismatch."""
+    """Render one scene and compare every image with its golden file; returns one line per mismatch, and one per
+    golden file of the scene the render no longer draws (a camera or modality gone)."""
     tolerances = load_manifest(root)["tolerances"][backend]
     frames, ranges = render_scene(scene, backend)
-    failures = []
+    drawn = {golden_file(backend, scene, key, root) for key in frames}
+    failures = [f"{path}: not drawn any more (a camera or a modality of the scene is gone; `make golden` if meant)"
+                for path in sorted(set(scene_files(scene, backend, root)) - drawn)]
     for key, actual in frames.items():
         modality = key.split("/")[1]
         path = golden_file(backend, scene, key, root)

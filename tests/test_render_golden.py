@@ -18,6 +18,23 @@ def test_golden_scene(scene: str, backend_name: str) -> None:
     assert not failures, "\n".join(failures)
 
 
+def test_a_golden_image_the_scene_no_longer_draws_fails_it(tmp_path) -> None:
+    """A scene that stops drawing a camera or a modality fails its check (an image never drawn is never compared),
+    naming the golden file; the goldens of a scene whose name extends it (``pandapush_full``) are not its own."""
+    import shutil
+
+    (tmp_path / "tiny").mkdir()
+    shutil.copy(golden.GOLDEN_DIR / "manifest.json", tmp_path)
+    for path in golden.scene_files("cartpole", "tiny"):
+        shutil.copy(path, tmp_path / "tiny")
+    assert golden.check_scene("cartpole", "tiny", tmp_path) == []
+    shutil.copy(golden.GOLDEN_DIR / "tiny" / "cartpole_front_rgb.png", tmp_path / "tiny" / "cartpole_top_rgb.png")
+    failures = golden.check_scene("cartpole", "tiny", tmp_path)
+    assert len(failures) == 1 and "cartpole_top_rgb.png: not drawn any more" in failures[0], failures
+    own = {p.name for p in golden.scene_files("pandapush", "tiny")}
+    assert len(own) == 9 and not any(n.startswith(("pandapush_full_", "pandapush_looks_")) for n in own), own
+
+
 RENDER_GOLDEN = golden.GOLDEN_DIR / "render" / "cartpole_tiny_rgb.png"
 """``render()``'s frame of CartPole (render_mode="rgb_array", TinyRenderer) after ``reset(seed=0)``."""
 
