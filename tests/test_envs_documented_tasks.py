@@ -164,6 +164,41 @@ def test_stack_released_is_the_documented_opening_and_clearance() -> None:
         env.close()
 
 
+def test_stack_touching_nothing_of_a_is_the_robot_s_touch() -> None:
+    """"Touching nothing of A" (the README's release) is the robot's touch, as pybullet detects contacts now: B under
+    A, or the table, touches A, and the robot closing on another body touches something, and A is still released;
+    the robot on A is not."""
+    env, base = made("pixelrig/PandaStack-v0")
+    c = base.client
+    try:
+        put_a_on_b(base)
+        env.step(np.array([0.0, 0.0, 0.0, 1.0], np.float32))  # stay, gripper open: A settles on B
+        a, b = base.body_id("cube_a"), base.body_id("cube_b")
+        assert p.getContactPoints(bodyA=a, bodyB=b, physicsClientId=c), "B touches A"
+        assert not base.touched("cube_a") and base.released() and base.is_success()
+        beside_b = base.position("cube_b") + [0.0, 0.12, 0.0]  # A on the table beside B
+        base.set_body_pose("cube_a", beside_b, base.body_pose("cube_a")[1])
+        env.step(np.array([0.0, 0.0, 0.0, 1.0], np.float32))
+        assert [pt for pt in p.getContactPoints(physicsClientId=c) if a in pt[1:3] and b not in pt[1:3]], \
+            "the table touches A"
+        assert not base.touched("cube_a")
+        put_a_on_b(base)
+        ball = p.createCollisionShape(p.GEOM_SPHERE, radius=0.05, physicsClientId=c)
+        other = p.createMultiBody(0.0, ball, -1, base.grasp_centre().tolist(), physicsClientId=c)
+        p.performCollisionDetection(physicsClientId=c)
+        assert base.finger_contacts(other).tolist() == [1.0, 1.0], "both fingers touch the ball"
+        assert not base.touched("cube_a") and base.released() and base.is_success()
+        assert base.finger_contacts(a).tolist() == [0.0, 0.0]  # the observation's contact flags: A's own
+        p.removeBody(other, physicsClientId=c)
+        base.set_body_pose("cube_a", base.grasp_centre(), base.body_pose("cube_a")[1])
+        for j in finger_joints(base):  # the fingers closed on A (a 4 cm gap on a 5 cm cube)
+            p.resetJointState(base.panda, j, 0.02, physicsClientId=c)
+        p.performCollisionDetection(physicsClientId=c)
+        assert base.touched("cube_a") and not base.released()
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("body", ["cube_a", "cube_b"])
 def test_stack_needs_both_cubes_still_by_the_documented_speeds(body: str) -> None:
     doc = stack_documented()
@@ -179,6 +214,32 @@ def test_stack_needs_both_cubes_still_by_the_documented_speeds(body: str) -> Non
             base.set_body_velocity(body, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
     finally:
         env.close()
+
+
+def test_stack_reads_each_env_s_own_world() -> None:
+    """Two stacking envs in one process: a cube moving in one is not still, the same cube at rest in the other is; the
+    fingers closed on A in one touch and grasp it, A away from them in the other does not (each env reads its own
+    pybullet world, not pybullet's default one)."""
+    envs = [made("pixelrig/PandaStack-v0") for _ in range(2)]
+    try:
+        for moving in range(2):
+            for i, (_, base) in enumerate(envs):
+                base.set_body_velocity("cube_a", (0.5, 0.0, 0.0) if i == moving else (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+            assert [base.still("cube_a") for _, base in envs] == [i != moving for i in range(2)]
+        for holding in range(2):
+            for i, (_, base) in enumerate(envs):
+                c = base.client
+                put_a_on_b(base)
+                if i == holding:
+                    base.set_body_pose("cube_a", base.grasp_centre(), base.body_pose("cube_a")[1])
+                for j in finger_joints(base):  # closed on A where it is there (a 4 cm gap on a 5 cm cube)
+                    p.resetJointState(base.panda, j, 0.02, physicsClientId=c)
+                p.performCollisionDetection(physicsClientId=c)
+            assert [base.touched("cube_a") for _, base in envs] == [i == holding for i in range(2)]
+            assert [base.grasped("cube_a") for _, base in envs] == [i == holding for i in range(2)]
+    finally:
+        for env, _ in envs:
+            env.close()
 
 
 def documented_stages(env_id: str, o: dict[str, np.ndarray], rest: float) -> dict[str, float]:

@@ -75,11 +75,24 @@ def test_spaces_layout_and_defaults(env_id: str) -> None:
         assert all(a.stop == b.start for a, b in zip(spans, spans[1:], strict=False))  # contiguous, in order
         low, high = env.observation_space.low, env.observation_space.high
         assert np.all(low[layout["ee_quat"]] == -1) and np.all(high[layout[f"{bodies[0]}_contacts"]] == 1)
+        opening = layout["gripper_opening"]  # a gap between the fingers: never negative, no bound above
+        assert (low[opening].tolist(), high[opening].tolist()) == ([0.0], [np.inf])
         assert [c.name for c in base.default_cameras()] == ["front", "side", "wrist"]
         obs, info = env.reset(seed=0)
         assert env.observation_space.contains(obs)
         assert info["is_success"] is False and set(info) == {"is_success", *type(base).stage_weights}
         assert math.isclose(sum(type(base).stage_weights.values()), 1.0)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", list(TASKS))
+def test_the_tasks_hand_the_base_env_s_options_on(env_id: str) -> None:
+    """Options the tasks do not take themselves reach BulletEnv: ``render()`` draws at the size asked for."""
+    env = gym.make(env_id, render_mode="rgb_array", render_width=64, render_height=48)
+    try:
+        env.reset(seed=0)
+        assert env.render().shape == (48, 64, 3)
     finally:
         env.close()
 
