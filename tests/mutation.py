@@ -98,7 +98,10 @@ GROUPS: dict[str, Group] = {
     "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py",
                           "pixelrig/envs/manipulation.py"),
                          ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py",
-                          "tests/test_tasks_goal_obs.py", "tests/test_tasks_so101.py")),
+                          "tests/test_tasks_goal_obs.py", "tests/test_tasks_so101.py",
+                          # what the default cameras see and where the cubes and goals are drawn (tiny goldens)
+                          *(f"tests/test_render_golden.py::test_golden_scene[tiny-{scene}]" for scene in (
+                              "pandalift", "pandapickplace", "pandastack", "so101pickplace", "so101stack")))),
     "tasks-peg": Group(("pixelrig/tasks/peg_insert.py",),
                        ("tests/test_envs_documented_tasks.py", "tests/test_envs_tasks_manipulation.py")),
     "tasks-goal": Group(("pixelrig/tasks/reach.py", "pixelrig/tasks/push.py"),
@@ -165,6 +168,31 @@ _INIT_DECLARES_NONE = ("the package's __init__.py declares no REGISTRATION, so r
                        "does: the check spares one parse")
 _SYNTAX_FILENAME = ("the file name ast.parse is given only appears in a SyntaxError's message, and every task module "
                     "parses (the registration tests read each)")
+_AT_THRESHOLD = ("< vs <= (or > vs >=) at a value exactly equal to a documented threshold: a distance, speed, "
+                 "opening or uniform draw that equals it has probability 0 (the tests check each threshold from both "
+                 "sides)")
+_QUAT_CLIP = ("pybullet's quaternions are unit, each component within about 1e-16 of [-1, 1], and the observation is "
+              "float32, which rounds anything that close to +-1 to +-1: the clip at +-1 (at +-2, or at one side only) "
+              "never changes an observation")
+_NORMALISED_QUAT = ("pybullet normalises the quaternion it is given: (0, 0, 0, 2) sets the same pose as (0, 0, 0, 1) "
+                    "(checked: getBasePositionAndOrientation gives back (0, 0, 0, 1))")
+_OPTIONS_UNREAD = ("the Panda tasks' base reset_task resets the arm and never reads its options: None gives the same "
+                   "reset")
+_FK_ON_RESET = ("pybullet recomputes a multibody's link frames when a joint is reset and on every step, so the link "
+                "state read without computeForwardKinematics is the same (checked: after resetting joint 0 by 0.5 "
+                "rad, both give the same grasp centre)")
+_SUCCESS_AGAIN = ("success computed again from the same state instead of handed in: is_success reads the state "
+                  "only, so the same value")
+_CAMERA_SIZE = "Camera's default size is 84x84, the size given: dropping width= or height= gives the same camera"
+_NEAR_ROUNDING = ("the camera's near plane at Camera's default 0.01 m instead of 0.05 m: nothing in its view is that "
+                  "close, so only the depth buffer's rounding changes (checked on the golden scene: depth by at most "
+                  "0.16 mm, RGB and labels bit for bit)")
+_FRONT_FAR = ("the front camera's far plane at 5 m or at Camera's default 10 m instead of 4 m: nothing in its view is "
+              "farther than 4 m, so only the depth buffer's rounding changes (checked on the golden scene: depth by at"
+              " most 0.05 mm, RGB and labels bit for bit)")
+_SPHERE_TURNED = ("the target is a drawn sphere, which no reading of the env turns: a turned one changes only which "
+                  "facets of pybullet's tessellated sphere face a camera (checked on the golden scene: at most 3 RGB "
+                  "levels in 2 pixels and 1.8 mm of depth in 9, at 84x84)")
 
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
@@ -297,9 +325,7 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_39": _BUILT_THEN_PLACED,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_34": _NO_SUCH_SHAPE,
     "pixelrig.tasks.reach.xǁPandaReachEnvǁbuild_task_objects__mutmut_35": _NO_SUCH_SHAPE,
-    "pixelrig.tasks.reach.xǁPandaReachEnvǁreset_task__mutmut_27":
-        "pybullet normalises the quaternion it is given: (0, 0, 0, 2) sets the same pose as (0, 0, 0, 1) (checked: "
-        "getBasePositionAndOrientation gives back (0, 0, 0, 1))",
+    "pixelrig.tasks.reach.xǁPandaReachEnvǁreset_task__mutmut_27": _NORMALISED_QUAT,
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_13": _BUILT_THEN_PLACED,
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_17": _BUILT_THEN_PLACED,
     "pixelrig.tasks.push.xǁPandaPushEnvǁbuild_task_objects__mutmut_18": _BUILT_THEN_PLACED,
@@ -557,36 +583,8 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_7": _GRIPPER_DTYPE,
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_9": _GRIPPER_DTYPE,
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_11": _GRIPPER_DTYPE,
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁreleased__mutmut_3":
-        ">= vs > at a gripper opening of exactly 0.06 m: measure zero for floats (0.0595 and 0.0605 are tested)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁreleased__mutmut_14":
-        "> vs >= at a clearance of exactly 0.05 m: measure zero for floats (0.96 and 1.04 of it are tested)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_10":
-        "<= vs < at an offset across of exactly 0.02 m: measure zero for floats (0.97 and 1.03 of it are tested)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁon_b__mutmut_13":
-        "<= vs < at a height offset of exactly 5 mm: measure zero for floats (0.9 and 1.1 of it are tested)",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁis_success__mutmut_1":
         "> vs >= at a rise of exactly 0.10 m: measure zero for floats (9.9 and 10.1 cm are tested)",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁis_success__mutmut_1":
-        "<= vs < at a distance of exactly 0.03 m: measure zero for floats (0.98 and 1.02 of it are tested)",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_1":
-        "PandaManipulationEnv.reset_task ignores its options (it puts the arm back): None and the options alike",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_20":
-        "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_41":
-        "<= vs < at a draw of exactly air_probability: measure zero for floats",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_57":
-        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
-        "draws the same turned",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_58":
-        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
-        "draws the same turned",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_59":
-        "the target is a sphere drawn only: its orientation is in no observation, goal or reward, and a sphere "
-        "draws the same turned",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁreset_task__mutmut_60":
-        "(0, 0, 0, 2) is normalised to the identity by pybullet; and the target is a sphere drawn only: its "
-        "orientation is in no observation, goal or reward, and a sphere draws the same turned",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_50":
         "(0, 0, 0, 2) is normalised by pybullet to (0, 0, 0, 1): the same orientation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_66":
@@ -594,41 +592,6 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_65":
         "(0, 0, 1, 1) turns the target disc a quarter turn about its own axis: a one-colour disc drawn only, the "
         "same in every image, and its orientation is in no observation, goal or reward",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_39":
-        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
-        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_40":
-        "pybullet takes a collision shape index no createCollisionShape made (the task makes none) as none: the "
-        "sphere stays drawn only (test_the_bodies_are_the_documented_ones finds no collision shape either way)",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_31":
-        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
-        "moves the sphere there before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_36":
-        "the sphere made at the origin instead of its place before the first reset: reset_task draws the target and "
-        "moves the sphere there before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_2":
-        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
-        "before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_3":
-        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
-        "before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁ__init____mutmut_4":
-        "the target's place before the first reset: reset_task draws the target and moves the sphere there "
-        "before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_10":
-        "the cube's place as built: every reset draws its start and puts it there before any observation",
-    "pixelrig.tasks.pick_place.xǁPandaPickPlaceEnvǁbuild_task_objects__mutmut_11":
-        "the cube's place as built: every reset draws its start and puts it there before any observation",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_9":
-        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_10":
-        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_11":
-        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_20":
-        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
-    "pixelrig.tasks.stack.xǁPandaStackEnvǁbuild_task_objects__mutmut_21":
-        "the cube's place as built: every reset draws its start and puts it there before any observation (or step)",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9":
         "the cube's place as built: every reset draws its start and puts it there before any observation",
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10":
@@ -819,6 +782,54 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.envs.looks.x_check_looks__mutmut_4":
         "skipping the check at construction: BulletEnv then draws the first episode's looks at once (seed 0) "
         "whenever textures are set, and that draw refuses the same key with the same message (texture_targets)",
+    "pixelrig.tasks.stack.xǁPandaStackEnvǁlet_go_open__mutmut_1": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.x_body_still__mutmut_9": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.x_body_still__mutmut_11": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁStackGoalǁon_b__mutmut_10": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁStackGoalǁon_b__mutmut_13": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁStackGoalǁreleased__mutmut_13": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁis_success__mutmut_1": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_17": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_34": _AT_THRESHOLD,
+    "pixelrig.envs.manipulation.x_body_values__mutmut_16": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.x_body_values__mutmut_17": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.x_body_values__mutmut_22": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.x_body_values__mutmut_23": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁterm_values__mutmut_24": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁterm_values__mutmut_25": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁterm_values__mutmut_31": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁterm_values__mutmut_32": _QUAT_CLIP,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁload_cube__mutmut_11": _BUILT_THEN_PLACED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁ__init____mutmut_2": _BUILT_THEN_PLACED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁbuild_task_objects__mutmut_30": _BUILT_THEN_PLACED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁbuild_task_objects__mutmut_35": _BUILT_THEN_PLACED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁbuild_task_objects__mutmut_38": _NO_SUCH_SHAPE,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁbuild_task_objects__mutmut_39": _NO_SUCH_SHAPE,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_1": _OPTIONS_UNREAD,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_53": _NORMALISED_QUAT,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_8": _FK_ON_RESET,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_10": _FK_ON_RESET,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁreward__mutmut_3": _SUCCESS_AGAIN,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁevaluate__mutmut_3": _SUCCESS_AGAIN,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁreset_info__mutmut_2": (
+        "is_success instead of goal_success at reset, under goal_obs: no reset starts a task done (the cube is drawn "
+        "at least target_separation from the target, the stacking cubes apart on the table, the lifted cube resting), "
+        "so both are False"),
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁfinger_contacts__mutmut_6": (
+        "contacts with the body as pybullet's body B, from any body A: the robot is loaded before every body it can "
+        "touch, so pybullet reports it as body A in those contacts, and no other body has links numbered as the "
+        "fingers (the table and cubes have only their base, -1): the same finger links"),
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_23": _CAMERA_SIZE,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_24": _CAMERA_SIZE,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_54": _CAMERA_SIZE,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_55": _CAMERA_SIZE,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_25": _NEAR_ROUNDING,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_56": _NEAR_ROUNDING,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_26": _FRONT_FAR,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁdefault_cameras__mutmut_40": _FRONT_FAR,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_50": _SPHERE_TURNED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_51": _SPHERE_TURNED,
+    "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_52": _SPHERE_TURNED,
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
@@ -848,6 +859,15 @@ def results(tree: Path, group: Group) -> dict[str, dict[str, int | None]]:
         data = json.loads(meta.read_text()) if meta.exists() else {"exit_code_by_key": {}}
         out[module] = data["exit_code_by_key"]
     return out
+
+
+def write_results(tree: Path, codes: dict[str, dict[str, int | None]]) -> None:
+    """Write ``{module: {mutant name: exit code}}`` into mutmut's ``.meta`` files (their other fields kept)."""
+    for module, by_name in codes.items():
+        meta = tree / "mutants" / (module + ".meta")
+        data = json.loads(meta.read_text()) if meta.exists() else {}
+        data["exit_code_by_key"] = by_name
+        meta.write_text(json.dumps(data, indent=4))
 
 
 def summarise(codes: dict[str, int | None], seconds: float) -> dict:
@@ -910,14 +930,18 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
              if f not in group.modules and f.split("/")[0] in ("pixelrig", "tests", "golden")]
     copy_tree(tree, files)
     copy_tree(tree / "mutants", files)
-    # The kept tree's test selection stays the first run's: a changed [tool.mutmut] table makes mutmut make its
-    # mutants again and forget their results. Tests added to a group's selection since need a whole run.
     kept = results(tree, group)
     if any(codes for codes in kept.values()) and all(c is None for codes in kept.values() for c in codes.values()):
         raise SystemExit(f"--rerun {name}: {tree} holds mutants but no results (mutmut made them again): run the "
                          "group again")
     names = [n for codes in kept.values() for n, c in codes.items()
              if n not in EQUIVALENT and c in SURVIVED | NO_TESTS]
+    # Today's test selection, so that tests added to the group since run too (a selection only grows: what a test
+    # killed stays killed). A changed [tool.mutmut] table makes mutmut make its mutants again, under the same names
+    # (the modules are unchanged), and forget their results: the kept ones are merged back below.
+    pyproject = (ROOT / "pyproject.toml").read_text() + config(group)
+    if (tree / "pyproject.toml").read_text() != pyproject:
+        (tree / "pyproject.toml").write_text(pyproject)
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
     start = time.monotonic()
     if names:
@@ -927,7 +951,9 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
             tail = re.sub(r"[^\n]*\r", "", proc.stdout + proc.stderr)[-3000:]
             raise RuntimeError(f"mutmut failed re-running group {name!r} (exit status {proc.returncode}):\n{tail}")
     seconds = time.monotonic() - start
-    codes = results(tree, group)
+    now = results(tree, group)
+    codes = {m: {n: c if now[m].get(n) is None else now[m][n] for n, c in kept[m].items()} for m in kept}
+    write_results(tree, codes)  # the tree holds every result again, for the next --rerun
     total = sum(len(c) for c in codes.values()) or 1
     return {m: {"group": name, "run": "re-run",
                 **summarise(c, before.get(m, {}).get("seconds", 0) + seconds * len(c) / total)}
