@@ -15,11 +15,14 @@ from pixelrig.control.gripper import gripper_positions
 from pixelrig.control.rotations import quat_conjugate, quat_multiply, quat_to_matrix, quat_to_rotvec, rotvec_to_quat
 from pixelrig.control.task_space import (
     MIN_QUAT_NORM,
+    SOLVE_STEP_POS,
+    SOLVE_STEP_ROT,
     capped,
     delta_target,
     dls_step,
     hold_near,
     joint_step,
+    pose_error,
     pose_target,
 )
 
@@ -115,6 +118,25 @@ def test_joint_step_holds_limits_and_solves_again_without_the_clamped_joints(pro
         np.testing.assert_allclose(out, np.clip(q + fixed + rest, lower, upper), atol=1e-8)
 
 
+@settings(max_examples=150, deadline=None)
+@given(problems(), st.data())
+def test_joint_step_keeps_the_null_space_pull_on_the_joints_left_free(problem, data) -> None:
+    """With a null-space pull ``n`` (minimise ``|J dq - e|² + λ² |dq - n|²``): the first solve pulls every joint,
+    the second (after clamping) pulls the joints left free, the clamped ones held at their limits."""
+    jac, q, error, lower, upper, damping = problem
+    pull = data.draw(arrays(np.float64, len(q), elements=st.floats(-0.05, 0.05)))
+    out = joint_step(jac, q, error, lower, upper, damping, pull)
+    first = q + pull + tikhonov(jac, error - jac @ pull, damping, np.ones(len(q), bool))
+    over = (first < lower) | (first > upper)
+    if not over.any():
+        np.testing.assert_allclose(out, first, atol=1e-9)
+        return
+    fixed = np.where(over, np.clip(first, lower, upper) - q, 0.0)
+    free_pull = np.where(over, 0.0, pull)
+    rest = free_pull + tikhonov(jac, error - jac @ fixed - jac @ free_pull, damping, ~over)
+    np.testing.assert_allclose(out, np.clip(q + fixed + rest, lower, upper), atol=1e-8)
+
+
 @settings(max_examples=100, deadline=None)
 @given(problems(), st.floats(0.001, 0.05))
 def test_joint_step_respects_the_largest_step_of_each_joint(problem, cap: float) -> None:
@@ -194,3 +216,24 @@ def test_hold_near_keeps_the_target_within_its_lead_of_the_measured_pose(target_
         assert np.linalg.norm(left) == pytest.approx(lead_rot, abs=1e-9)
     else:
         assert np.array_equal(out[3:], target[3:])
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, 3, elements=FINITE), arrays(np.float64, 3, elements=FINITE),
+       arrays(np.float64, 3, elements=st.floats(-3.0, 3.0)), arrays(np.float64, 3, elements=st.floats(-3.0, 3.0)),
+       st.one_of(st.none(), st.tuples(st.floats(0.01, 1.0), st.floats(0.01, 1.0))))
+def test_pose_error_is_each_part_scaled_down_to_its_largest(target_pos, pos, turn, tilt, limits) -> None:
+    """The error from the measured pose to the target, position then axis-angle rotation (``R_target = exp(e_rot)
+    R_measured``), each part scaled down along itself to at most its limit (by default the module's SOLVE_STEP_POS
+    and SOLVE_STEP_ROT) and left alone within it."""
+    quat = rotvec_to_quat(tilt)
+    target = np.concatenate([target_pos, quat_multiply(rotvec_to_quat(turn), quat)])
+    max_pos, max_rot = (SOLVE_STEP_POS, SOLVE_STEP_ROT) if limits is None else limits
+    e = pose_error(target, pos, quat) if limits is None else pose_error(target, pos, quat, max_pos, max_rot)
+    raw = (target_pos - pos, quat_to_rotvec(quat_multiply(target[3:], quat_conjugate(quat))))
+    for got, part, limit in ((e[:3], raw[0], max_pos), (e[3:], raw[1], max_rot)):
+        length = np.linalg.norm(part)
+        if length > limit:
+            np.testing.assert_allclose(got, part * (limit / length), rtol=1e-12, atol=1e-15)
+        else:
+            assert np.array_equal(got, part)

@@ -6,6 +6,7 @@ bad input; plus the pure functions behind them."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -18,6 +19,7 @@ from pixelrig import RobotEnv, restore, snapshot
 from pixelrig.control.gripper import couple_gripper, gripper_names, gripper_positions
 from pixelrig.control.registry import JointConfig
 from pixelrig.control.rotations import (
+    quat_conjugate,
     quat_multiply,
     quat_to_matrix,
     quat_to_rotvec,
@@ -27,6 +29,8 @@ from pixelrig.control.task_space import (
     EE_CONTROLS,
     LINK_FRAME,
     TaskSpaceConfig,
+    TaskSpaceController,
+    arm_chain,
     chain_to,
     default_ee_link,
     dls_step,
@@ -244,6 +248,28 @@ def test_singular_pose_is_solved_without_blowing_up() -> None:
         for _ in range(50):
             obs, *_ = env.step(bang_bang_action(env.action_space, rng))
             assert np.isfinite(obs).all()
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("control", ["ee_delta_pos", "ee_delta_pose"])
+def test_a_delta_target_stays_in_the_workspace_box(control: str) -> None:
+    """Deltas pushing past the workspace box (3 cm around the start, well inside the Panda's reach) stop the target
+    at its faces, on both sides of every axis."""
+    env = arm_env("panda", control)
+    env.reset(seed=0)
+    start = env.ee_target[:3].copy()
+    box = (start - 0.03, start + 0.03)
+    env.close()
+    env = arm_env("panda", control, workspace=box)
+    try:
+        env.reset(seed=0)
+        for sign in (1.0, -1.0):
+            push = np.zeros(6 if control == "ee_delta_pose" else 3)
+            push[:3] = sign
+            for _ in range(25):
+                env.step(arm_action(env, push))
+            np.testing.assert_allclose(env.ee_target[:3], box[sign > 0], atol=1e-12)
     finally:
         env.close()
 
@@ -721,6 +747,13 @@ CONFIG_MESSAGES = [  # each check of TaskSpaceConfig and its whole message
     ({"workspace": ((0, 0, 0), (1, 1, np.inf))}, f"workspace=((0, 0, 0), (1, 1, inf)) {THREE}"),
     ({"workspace": ((np.nan, 0, 0), (1, 1, 1))}, f"workspace=((nan, 0, 0), (1, 1, 1)) {THREE}"),
     ({"workspace": ((0, 0, 0), (1, 0, 1))}, "workspace=((0, 0, 0), (1, 0, 1)) needs low < high on every axis"),
+    ({"control": "ee_delta_pitch_roll", "ee_frame": "ee"}, "ee_frame='ee': control='ee_delta_pitch_roll' turns about "
+     "the arm's own pitch and roll axes and moves in the world's axes; leave ee_frame out"),
+    ({"ee_offset": (0.0, 0.1)}, "ee_offset=(0.0, 0.1) must be 3 finite numbers (m, in the link's frame)"),
+    ({"ee_offset": (0.0, 0.1, 0.2, 0.3)}, "ee_offset=(0.0, 0.1, 0.2, 0.3) must be 3 finite numbers (m, in the link's "
+     "frame)"),
+    ({"ee_offset": (0.0, float("nan"), 0.2)}, "ee_offset=(0.0, nan, 0.2) must be 3 finite numbers (m, in the link's "
+     "frame)"),
 ]
 
 
@@ -741,6 +774,9 @@ def test_controller_settings_are_kept_as_floats() -> None:
         assert c.workspace == ((0.0, 0.0, 0.0), (1.0, 2.0, 3.0))
         assert all(type(v) is float for corner in c.workspace for v in corner)
         assert type(c.workspace) is tuple and all(type(corner) is tuple for corner in c.workspace)
+    offset = TaskSpaceConfig("ee_delta_pos", ee_offset=np.array([0, 1, 2])).ee_offset
+    assert offset == (0.0, 1.0, 2.0) and type(offset) is tuple and all(type(v) is float for v in offset)
+    assert TaskSpaceConfig("ee_delta_pitch_roll", ee_frame="world").ee_frame == "world"
     assert TaskSpaceConfig("ee_pose", ee_frame="world").ee_frame == "world"  # ee_pose takes the world frame
     assert TaskSpaceConfig("ee_delta_pose", ee_frame="ee").ee_frame == "ee"
 
@@ -859,3 +895,224 @@ def test_registered_robot_takes_the_controller_options() -> None:
     finally:
         env.close()
 
+
+def _link(name: str) -> str:
+    return (f'<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" '
+            f'ixz="0" iyz="0"/></inertial></link>')
+
+
+def _joint(name: str, kind: str, parent: str, child: str, z: float, axis: str, limits: tuple[float, float]) -> str:
+    xyz = "0.2 -0.1 0.1" if parent == "base" else f"0 0 {z}"
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>'
+            f'<limit lower="{limits[0]}" upper="{limits[1]}" effort="100" velocity="2"/></joint>')
+
+
+def reach_arm(travel: tuple[float, float]) -> str:
+    """A made-up arm: j1 at (0.2, -0.1, 0.1) on the base, links 0.3, 0.25 and 0.2 m apart at its zero pose, the third
+    joint prismatic from ``travel[0]`` to ``travel[1]`` (m; pybullet reads upper below lower as no limits) and the
+    second revolute with limits (its qIndex is 1, pybullet's JOINT_PRISMATIC)."""
+    return ("<robot name='reach_arm'>" + "".join(_link(n) for n in ("base", "l1", "l2", "l3", "l4"))
+            + _joint("j1", "revolute", "base", "l1", 0.0, "0 0 1", (-3.0, 3.0))
+            + _joint("j2", "revolute", "l1", "l2", 0.3, "0 1 0", (-1.5, 1.5))
+            + _joint("j3", "prismatic", "l2", "l3", 0.25, "0 0 1", travel)
+            + _joint("j4", "revolute", "l3", "l4", 0.2, "0 1 0", (-1.5, 1.5)) + "</robot>")
+
+
+@pytest.mark.parametrize("travel, reach", [((-0.05, 0.15), 0.95), ((0.0, -1.0), 0.75)])
+def test_the_default_workspace_is_the_reach_around_the_first_joint(tmp_path: Path, travel, reach: float) -> None:
+    """docs/manipulation.md: the target is kept in the workspace box, by default "the arm's reach around its first
+    joint": the box centred on the first arm joint's frame whose half-size is the chain's length from it to the
+    end-effector link (0.75 m here) plus the travel of its prismatic joints (0.2 m; none for one without limits).
+    ``ee_pose`` actions are bounded by it. Made in a pybullet world other than the first one, whose body of the same
+    id is another robot."""
+    urdf = tmp_path / "reach_arm.urdf"
+    urdf.write_text(reach_arm(travel))
+    other = p.connect(p.DIRECT)  # a world made before, holding a cube without joints under the arm's body id
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=other)
+    p.loadURDF("plane.urdf", physicsClientId=other)
+    p.loadURDF("cube_small.urdf", physicsClientId=other)
+    env = RobotEnv(str(urdf), control="ee_pose")
+    try:
+        assert env.client != other
+        centre = np.array([0.2, -0.1, 0.1])
+        low, high = env.action_space.low[:3], env.action_space.high[:3]
+        np.testing.assert_allclose(low, centre - reach, atol=1e-6)
+        np.testing.assert_allclose(high, centre + reach, atol=1e-6)
+        env.reset(seed=0)  # measured and solved in its own world too
+        for _ in range(3):
+            obs, *_ = env.step(np.concatenate([centre + [0.1, 0.1, 0.5], [0.0, 0.0, 0.0, 1.0]]).astype(np.float32))
+        assert np.isfinite(obs).all()
+    finally:
+        env.close()
+        p.disconnect(other)
+
+
+def test_arm_chain_reads_the_limits_it_is_given_as_documented() -> None:
+    """``limits`` as arm_chain documents them: lower >= upper is no range (-inf, inf), a velocity NaN or <= 0 is
+    none (inf); the others are kept as given."""
+    c = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        kuka = p.loadURDF("kuka_iiwa/model.urdf", useFixedBase=True, physicsClientId=c)
+        limits = {0: (0.0, -1.0, 1.0), 1: (-1.0, 1.0, 0.5), 2: (0.3, 0.3, 0.0), 3: (-2.0, 2.0, float("nan")),
+                  4: (-2.0, 2.0, 2.0), 5: (-2.0, 2.0, -1.0), 6: (-2.5, 2.5, 3.0)}
+        chain = arm_chain(c, kuka, None, list(range(7)), limits, "test")
+        inf = np.inf
+        assert chain.lower.tolist() == [-inf, -1.0, -inf, -2.0, -2.0, -2.0, -2.5]
+        assert chain.upper.tolist() == [inf, 1.0, inf, 2.0, 2.0, 2.0, 2.5]
+        assert chain.speed.tolist() == [1.0, 0.5, inf, inf, 2.0, inf, 3.0]
+    finally:
+        p.disconnect(c)
+
+
+def test_arm_chain_refuses_a_moving_base_and_odd_joints_by_name(tmp_path: Path) -> None:
+    c = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        arm = tmp_path / "arm.urdf"
+        arm.write_text(reach_arm((-0.05, 0.15)))
+        free = p.loadURDF(str(arm), physicsClientId=c)  # its base has a mass: it moves
+        with pytest.raises(ValueError) as info:
+            arm_chain(c, free, None, list(range(4)), {}, "RobotEnv('arm')")
+        assert str(info.value) == ("RobotEnv('arm'): task-space control needs a fixed base (the robot's base moves): "
+                                   "pass fixed_base=True or load the robot with useFixedBase=True")
+        urdf = tmp_path / "ball.urdf"
+        urdf.write_text("<robot name='ball'>" + _link("base") + _link("l1") + _link("l2")
+                        + _joint("j1", "revolute", "base", "l1", 0.0, "0 0 1", (-1.0, 1.0))
+                        + _joint("ball", "spherical", "l1", "l2", 0.3, "0 0 1", (-1.0, 1.0)) + "</robot>")
+        ball = p.loadURDF(str(urdf), useFixedBase=True, physicsClientId=c)
+        with pytest.raises(ValueError) as info:
+            arm_chain(c, ball, None, [0], {0: (-1.0, 1.0, 1.0)}, "RobotEnv('ball')")
+        assert str(info.value) == ("RobotEnv('ball'): task-space control handles revolute, prismatic and fixed joints; "
+                                   "joints ['ball'] are spherical or planar")
+        fixed = p.loadURDF(str(arm), useFixedBase=True, physicsClientId=c)
+        with pytest.raises(ValueError) as info:  # the base named as the end effector: no joint lies before it
+            arm_chain(c, fixed, "base", list(range(4)), {}, "RobotEnv('arm')")
+        assert str(info.value) == ("RobotEnv('arm'): no actuated joint lies between the base and the end-effector "
+                                   "link 'base'; pass ee_link= one of the links below the arm's joints: ['base', 'l1', "
+                                   "'l2', 'l3', 'l4']")
+    finally:
+        p.disconnect(c)
+
+
+def test_the_controlled_point_is_the_offset_one() -> None:
+    """``ee_offset`` moves the controlled point in the end-effector link's frame: the target starts there (the link's
+    origin plus its rotation times the offset, read from pybullet here) and small deltas bring that point, not the
+    link's origin, onto the target."""
+    offset = np.array([0.02, -0.03, 0.1])
+    env = arm_env("panda", "ee_delta_pos", ee_offset=tuple(offset))
+    try:
+        env.reset(seed=0)
+        c, robot, link = env.client, env.robot, env.controller.solver.chain.ee_link
+
+        def point() -> np.ndarray:
+            s = p.getLinkState(robot, link, computeForwardKinematics=1, physicsClientId=c)
+            return np.array(s[4]) + quat_to_matrix(s[5]) @ offset
+
+        np.testing.assert_allclose(env.ee_target[:3], point(), atol=1e-6)
+        assert abs(np.linalg.norm(env.ee_target[3:]) - 1.0) < 1e-12  # the measured orientation, normalised
+        for _ in range(30):
+            env.step(arm_action(env, [0.3, -0.2, 0.2]) if _ < 5 else zero(env))
+        assert np.linalg.norm(env.ee_target[:3] - point()) < 0.002
+    finally:
+        env.close()
+
+
+def test_ee_delta_pos_in_the_ee_frame_moves_along_its_axes_and_keeps_the_orientation() -> None:
+    env = arm_env("kuka", "ee_delta_pos", ee_frame="ee")
+    try:
+        env.reset(seed=0)
+        before = env.ee_target.copy()
+        env.step(np.array([0.6, -0.4, 0.2], np.float32))
+        d = np.array([0.6, -0.4, 0.2], np.float32).astype(np.float64) * env.control_config.max_delta_pos
+        np.testing.assert_allclose(env.ee_target[:3] - before[:3], quat_to_matrix(before[3:]) @ d, atol=1e-12)
+        assert np.array_equal(env.ee_target[3:], before[3:])
+    finally:
+        env.close()
+
+
+def test_next_target_keeps_the_workspace_and_the_lead_in_every_mode() -> None:
+    """The controller's next target, asked directly: an ``ee_pose`` far below the workspace is clipped to its low
+    corner; a delta target far from the measured pose (position and orientation) is held within ``target_lead``
+    deltas of it, in ``ee_delta_pose`` and in the SO-101's ``ee_delta_pitch_roll``, whose position is clipped to the
+    workspace too."""
+    env = arm_env("panda", "ee_pose")
+    try:
+        env.reset(seed=0)
+        solver = env.controller.solver
+        now = solver.measure(env.client)
+        out = solver.next_target(env.ee_target, np.array([-9.0, -9.0, -9.0, 0.0, 0.0, 0.0, 1.0]), now)
+        np.testing.assert_array_equal(out[:3], solver.low)
+    finally:
+        env.close()
+    other = p.connect(p.DIRECT)  # a world made before, holding a cube without joints under the arms' body ids
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=other)
+    p.loadURDF("plane.urdf", physicsClientId=other)
+    p.loadURDF("cube_small.urdf", physicsClientId=other)
+    for env in (arm_env("panda", "ee_delta_pose"), gym.make("pixelrig/SO101Reach-v0").unwrapped):
+        try:
+            assert env.client != other
+            env.reset(seed=0)
+            solver, s = env.controller.solver, env.control_config
+            now = solver.measure(env.client)
+            far = np.concatenate([now.pos + [0.3, 0.0, 0.0],
+                                  quat_multiply(rotvec_to_quat(now.axes[0] if now.axes is not None else [1.0, 0, 0]),
+                                                now.quat)])
+            out = solver.next_target(env.ee_target, np.zeros(solver.action_size), now)
+            assert abs(np.linalg.norm(out[3:]) - 1.0) < 1e-12  # a unit quaternion
+            out = solver.next_target(far, np.zeros(solver.action_size), now)
+            assert np.linalg.norm(out[:3] - now.pos) == pytest.approx(s.target_lead * s.max_delta_pos)
+            turn = quat_to_rotvec(quat_multiply(out[3:], quat_conjugate(now.quat)))
+            assert np.linalg.norm(turn) == pytest.approx(s.target_lead * s.max_delta_rot, abs=1e-9)
+            if solver.pitch_roll:
+                solver.low, solver.high = now.pos - 0.001, now.pos + 0.001  # a workspace of 2 mm around it
+                for sign in (1.0, -1.0):
+                    out = solver.next_target(env.ee_target, np.full(solver.action_size, sign), now)
+                    np.testing.assert_array_equal(out[:3], solver.high if sign > 0 else solver.low)
+        finally:
+            env.close()
+    p.disconnect(other)
+
+
+def test_a_turn_is_solved_about_the_offset_point() -> None:
+    """With ``ee_offset`` the solve's Jacobian is the offset point's: one joint step for a 0.05 rad turn with the
+    point held turns the end effector about that point (it moves by under 1.5 mm, second order in the angle; solved
+    about the link's origin it would swing by the angle times the 15 cm offset, 7.5 mm)."""
+    env = arm_env("panda", "ee_delta_pose", ee_offset=(0.0, 0.0, 0.15))
+    try:
+        env.reset(seed=0)
+        solver, c = env.controller.solver, env.client
+        now = solver.measure(c)
+        target = np.concatenate([now.pos, quat_multiply(rotvec_to_quat([0.05, 0.0, 0.0]), now.quat)])
+        q = solver.joint_targets(c, target, now)
+        for j, v in zip(solver.chain.joints, q, strict=True):
+            p.resetJointState(env.robot, j, float(v), physicsClientId=c)
+        after = solver.measure(c)
+        assert np.linalg.norm(after.pos - now.pos) < 0.0015
+        turned = np.linalg.norm(quat_to_rotvec(quat_multiply(after.quat, quat_conjugate(now.quat))))
+        assert 0.03 < turned <= 0.05  # most of the turn (the damped solve falls short of it)
+    finally:
+        env.close()
+
+
+def test_pitch_and_roll_needs_an_arm_of_two_joints(tmp_path: Path) -> None:
+    """``ee_delta_pitch_roll`` turns about the arm's last two joints' axes: an arm of one joint is refused by name, an
+    arm of two is taken."""
+    c = p.connect(p.DIRECT)
+    try:
+        urdf = tmp_path / "short.urdf"
+        urdf.write_text("<robot name='short'>" + _link("base") + _link("l1") + _link("l2")
+                        + _joint("j1", "revolute", "base", "l1", 0.0, "0 0 1", (-1.0, 1.0))
+                        + _joint("j2", "revolute", "l1", "l2", 0.3, "0 1 0", (-1.0, 1.0)) + "</robot>")
+        robot = p.loadURDF(str(urdf), useFixedBase=True, physicsClientId=c)
+        limits = {0: (-1.0, 1.0, 1.0), 1: (-1.0, 1.0, 1.0)}
+        config, box = TaskSpaceConfig("ee_delta_pitch_roll"), ((-1.0, -1.0, -1.0), (1.0, 1.0, 1.0))
+        one = arm_chain(c, robot, "l1", [0, 1], limits, "test")
+        with pytest.raises(ValueError) as info:
+            TaskSpaceController(one, config, box, 0.05)
+        assert str(info.value) == ("control='ee_delta_pitch_roll' needs an arm of at least two joints (pitch, "
+                                   "roll)")
+        assert TaskSpaceController(arm_chain(c, robot, "l2", [0, 1], limits, "test"), config, box, 0.05).pitch_roll
+    finally:
+        p.disconnect(c)
