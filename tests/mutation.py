@@ -61,8 +61,10 @@ GROUPS: dict[str, Group] = {
     "timeline": Group(("pixelrig/cameras/sensors.py",),
                       ("tests/test_cameras_timeline_properties.py", "tests/test_cameras_sensors_properties.py",
                        "tests/test_wrappers_sensors.py")),
+    # the SO-101's tasks drive the pitch-and-roll mode and the offset grasp point
     "controller": Group(("pixelrig/control/task_space.py",),
-                        ("tests/test_control_step_properties.py", "tests/test_envs_control.py")),
+                        ("tests/test_control_step_properties.py", "tests/test_envs_control.py",
+                         "tests/test_tasks_so101.py")),
     "gripper": Group(("pixelrig/control/gripper.py",),
                      ("tests/test_control_step_properties.py", "tests/test_envs_control.py")),
     "looks": Group(("pixelrig/envs/looks.py", "pixelrig/envs/presets.py"),
@@ -198,6 +200,18 @@ _MULTIBODY_DAMPING = ("damping belongs to the whole multibody in pybullet: chang
                       "-2 and 5)")
 _BOX_DEFAULTS = ("Gymnasium's Box makes scalar bounds without a shape shape (1,), and float32 is its default dtype: "
                  "the same space (checked: equal to Box(-1, 1, (1,), float32))")
+_NONEMPTY_STEP = ("np.max's initial is read only for an empty array, and capped is only handed an arm's joint step, "
+                  "never empty (arm_chain refuses an arm without joints); an initial of 1.0 makes the ratio at least "
+                  "1, which scales nothing either")
+_FK_CURRENT = ("pybullet keeps a multibody's link frames current: it recomputes them when the body is loaded, when a "
+               "joint is reset and on every step, so a link state read without computeForwardKinematics (or with 2, "
+               "also true) is the same (checked: after resetting a joint, and by the reach and offset tests)")
+_ZERO_PULL = ("a null-space pull of zeros instead of none when nullspace_gain is 0: dls_step then adds 0 and subtracts"
+              " J 0 = 0, exactly: the same step, bit for bit")
+_FLOAT_CORNERS = ("the workspace corners are tuples of Python floats (TaskSpaceConfig keeps them so, tested) or "
+                  "reach_box's float64 arrays: np.asarray makes them float64 with or without the dtype")
+_UTF8_NAMES = ("the link and body names pybullet gives are the model file's, valid UTF-8 text (URDF is XML): the "
+               "decode's error handler is never looked up, whatever its name")
 
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
@@ -839,6 +853,56 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.tasks.cartpole.xǁCartPoleEnvǁbuild_world__mutmut_57": _MULTIBODY_DAMPING,
     "pixelrig.tasks.cartpole.xǁCartPoleEnvǁevaluate__mutmut_16": _EXACT_BOUND,
     "pixelrig.tasks.x_declared__mutmut_5": _SYNTAX_FILENAME,
+    "pixelrig.control.task_space.x_capped__mutmut_5": _NONEMPTY_STEP,
+    "pixelrig.control.task_space.x_capped__mutmut_7": _NONEMPTY_STEP,
+    "pixelrig.control.task_space.x_capped__mutmut_10": _NONEMPTY_STEP,
+    "pixelrig.control.task_space.x_capped__mutmut_14":
+        "a step divided by a ratio of exactly 1.0 is the same step, bit for bit",
+    "pixelrig.control.task_space.x_joint_step__mutmut_21": _AT_THRESHOLD,
+    "pixelrig.control.task_space.x_joint_step__mutmut_22": _AT_THRESHOLD,
+    "pixelrig.control.task_space.x_hold_near__mutmut_13": _AT_THRESHOLD,
+    "pixelrig.control.task_space.x_hold_near__mutmut_36": _AT_THRESHOLD,
+    "pixelrig.control.task_space.x_pose_error__mutmut_15": _AT_THRESHOLD,
+    "pixelrig.control.task_space.x_reach_box__mutmut_31": _FK_CURRENT,
+    "pixelrig.control.task_space.x_reach_box__mutmut_33": _FK_CURRENT,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_16": _FK_CURRENT,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_18": _FK_CURRENT,
+    "pixelrig.control.task_space.x_reach_box__mutmut_60":
+        "a prismatic joint whose upper limit equals its lower one adds a travel of 0 either way",
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_41":
+        "the axes are read only in the pitch-and-roll mode, which sets them: '' and None are never read",
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁjoint_targets__mutmut_47": _ZERO_PULL,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁjoint_targets__mutmut_49": _ZERO_PULL,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁnext_target__mutmut_30":
+        "action[3:7] of the arm's 6 numbers is action[3:6]: a slice stops at the end",
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁ__init____mutmut_5": _FLOAT_CORNERS,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁ__init____mutmut_7": _FLOAT_CORNERS,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁ__init____mutmut_11": _FLOAT_CORNERS,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁ__init____mutmut_13": _FLOAT_CORNERS,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁ__init____mutmut_19": (
+        "pybullet's Jacobian depends on the joint positions only: the velocities and accelerations calculateJacobian "
+        "takes (ones instead of zeros) change nothing (checked: the kuka's Jacobian bit-identical)"),
+    "pixelrig.control.task_space.x_arm_chain__mutmut_46": _UTF8_NAMES,
+    "pixelrig.control.task_space.x_arm_chain__mutmut_47": _UTF8_NAMES,
+    "pixelrig.control.task_space.x_arm_chain__mutmut_53": _UTF8_NAMES,
+    "pixelrig.control.task_space.x_arm_chain__mutmut_54": _UTF8_NAMES,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_52": _FK_CURRENT,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_54": _FK_CURRENT,
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_69": (
+        "zip of the frames pybullet gives for the two joints and those joints: always of one length, so strict "
+        "never acts"),
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_72": (
+        "zip of the frames pybullet gives for the two joints and those joints: always of one length, so strict "
+        "never acts"),
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_73": (
+        "zip of the frames pybullet gives for the two joints and those joints: always of one length, so strict "
+        "never acts"),
+    "pixelrig.control.task_space.xǁTaskSpaceControllerǁmeasure__mutmut_21": (
+        "the early return is a shortcut: without an offset and outside the pitch-and-roll mode the full path adds no "
+        "offset and sets no axes, so it gives the same Measured"),
+    "pixelrig.control.task_space.x_arm_chain__mutmut_49": (
+        "the base's index is only read when the base is named as the end effector, and chain_to ends at any "
+        "negative link: -2 gives the same empty path, refused with the same message (tested)"),
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
@@ -955,6 +1019,9 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
     pyproject = (ROOT / "pyproject.toml").read_text() + config(group)
     if (tree / "pyproject.toml").read_text() != pyproject:
         (tree / "pyproject.toml").write_text(pyproject)
+    # mutmut maps each function to the tests that ran it once, by test name: a test that now runs more (changed since)
+    # would not be run against the new functions' mutants. Without the map, mutmut makes it again from today's tests.
+    (tree / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
     start = time.monotonic()
     if names:
