@@ -77,10 +77,13 @@ def assert_frames_follow(video: list[np.ndarray], rendered: list[np.ndarray], wh
 
 
 def test_given_no_camera_the_video_is_what_render_draws_at_its_size(tmp_path: Path) -> None:
-    """The recorder's default view is the env's render camera at ``render()``'s size: an env made with
-    ``render_width=160, render_height=96`` gives a 160x96 video of the frames ``render()`` returns."""
+    """The recorder's default view is the env's render camera at ``render()``'s size (``render_view()``, docs/api.md):
+    an env made with ``render_width=160, render_height=96`` gives a 160x96 video of the frames ``render()``
+    returns."""
     env = VideoRecorder(gym.make("pixelrig/CartPole-v0", max_episode_steps=8, render_mode="rgb_array",
                                  render_width=160, render_height=96), tmp_path / "videos", fps=25)
+    view = env.unwrapped.render_view()
+    assert (view.width, view.height, view.modalities) == (160, 96, ("rgb",))
     rendered: list[list[np.ndarray]] = []
     run_episodes(env, 1, rendered=rendered)
     env.close()
