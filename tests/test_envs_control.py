@@ -5,7 +5,9 @@ bad input; plus the pure functions behind them."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -908,6 +910,21 @@ def _joint(name: str, kind: str, parent: str, child: str, z: float, axis: str, l
             f'<limit lower="{limits[0]}" upper="{limits[1]}" effort="100" velocity="2"/></joint>')
 
 
+@contextlib.contextmanager
+def a_world_made_before() -> Iterator[int]:
+    """A pybullet world connected before the env under test, holding the ground and a cube without joints under the
+    body ids an arm gets: a call that forgets its world's ``physicsClientId`` reads pybullet's first world, this one
+    or an older one, never the env's own, and fails."""
+    other = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=other)
+        p.loadURDF("plane.urdf", physicsClientId=other)
+        p.loadURDF("cube_small.urdf", physicsClientId=other)
+        yield other
+    finally:
+        p.disconnect(other)
+
+
 def reach_arm(travel: tuple[float, float]) -> str:
     """A made-up arm: j1 at (0.2, -0.1, 0.1) on the base, links 0.3, 0.25 and 0.2 m apart at its zero pose, the third
     joint prismatic from ``travel[0]`` to ``travel[1]`` (m; pybullet reads upper below lower as no limits) and the
@@ -928,24 +945,21 @@ def test_the_default_workspace_is_the_reach_around_the_first_joint(tmp_path: Pat
     id is another robot."""
     urdf = tmp_path / "reach_arm.urdf"
     urdf.write_text(reach_arm(travel))
-    other = p.connect(p.DIRECT)  # a world made before, holding a cube without joints under the arm's body id
-    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=other)
-    p.loadURDF("plane.urdf", physicsClientId=other)
-    p.loadURDF("cube_small.urdf", physicsClientId=other)
-    env = RobotEnv(str(urdf), control="ee_pose")
-    try:
-        assert env.client != other
-        centre = np.array([0.2, -0.1, 0.1])
-        low, high = env.action_space.low[:3], env.action_space.high[:3]
-        np.testing.assert_allclose(low, centre - reach, atol=1e-6)
-        np.testing.assert_allclose(high, centre + reach, atol=1e-6)
-        env.reset(seed=0)  # measured and solved in its own world too
-        for _ in range(3):
-            obs, *_ = env.step(np.concatenate([centre + [0.1, 0.1, 0.5], [0.0, 0.0, 0.0, 1.0]]).astype(np.float32))
-        assert np.isfinite(obs).all()
-    finally:
-        env.close()
-        p.disconnect(other)
+    with a_world_made_before() as other:
+        env = RobotEnv(str(urdf), control="ee_pose")
+        try:
+            assert env.client != other
+            centre = np.array([0.2, -0.1, 0.1])
+            low, high = env.action_space.low[:3], env.action_space.high[:3]
+            np.testing.assert_allclose(low, centre - reach, atol=1e-6)
+            np.testing.assert_allclose(high, centre + reach, atol=1e-6)
+            env.reset(seed=0)  # measured and solved in its own world too
+            action = np.concatenate([centre + [0.1, 0.1, 0.5], [0.0, 0.0, 0.0, 1.0]]).astype(np.float32)
+            for _ in range(3):
+                obs, *_ = env.step(action)
+            assert np.isfinite(obs).all()
+        finally:
+            env.close()
 
 
 def test_arm_chain_reads_the_limits_it_is_given_as_documented() -> None:
@@ -1046,33 +1060,28 @@ def test_next_target_keeps_the_workspace_and_the_lead_in_every_mode() -> None:
         np.testing.assert_array_equal(out[:3], solver.low)
     finally:
         env.close()
-    other = p.connect(p.DIRECT)  # a world made before, holding a cube without joints under the arms' body ids
-    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=other)
-    p.loadURDF("plane.urdf", physicsClientId=other)
-    p.loadURDF("cube_small.urdf", physicsClientId=other)
-    for env in (arm_env("panda", "ee_delta_pose"), gym.make("pixelrig/SO101Reach-v0").unwrapped):
-        try:
-            assert env.client != other
-            env.reset(seed=0)
-            solver, s = env.controller.solver, env.control_config
-            now = solver.measure(env.client)
-            far = np.concatenate([now.pos + [0.3, 0.0, 0.0],
-                                  quat_multiply(rotvec_to_quat(now.axes[0] if now.axes is not None else [1.0, 0, 0]),
-                                                now.quat)])
-            out = solver.next_target(env.ee_target, np.zeros(solver.action_size), now)
-            assert abs(np.linalg.norm(out[3:]) - 1.0) < 1e-12  # a unit quaternion
-            out = solver.next_target(far, np.zeros(solver.action_size), now)
-            assert np.linalg.norm(out[:3] - now.pos) == pytest.approx(s.target_lead * s.max_delta_pos)
-            turn = quat_to_rotvec(quat_multiply(out[3:], quat_conjugate(now.quat)))
-            assert np.linalg.norm(turn) == pytest.approx(s.target_lead * s.max_delta_rot, abs=1e-9)
-            if solver.pitch_roll:
-                solver.low, solver.high = now.pos - 0.001, now.pos + 0.001  # a workspace of 2 mm around it
-                for sign in (1.0, -1.0):
-                    out = solver.next_target(env.ee_target, np.full(solver.action_size, sign), now)
-                    np.testing.assert_array_equal(out[:3], solver.high if sign > 0 else solver.low)
-        finally:
-            env.close()
-    p.disconnect(other)
+    with a_world_made_before() as other:
+        for env in (arm_env("panda", "ee_delta_pose"), gym.make("pixelrig/SO101Reach-v0").unwrapped):
+            try:
+                assert env.client != other
+                env.reset(seed=0)
+                solver, s = env.controller.solver, env.control_config
+                now = solver.measure(env.client)
+                axis = now.axes[0] if now.axes is not None else np.array([1.0, 0.0, 0.0])  # one the arm can turn about
+                far = np.concatenate([now.pos + [0.3, 0.0, 0.0], quat_multiply(rotvec_to_quat(axis), now.quat)])
+                out = solver.next_target(env.ee_target, np.zeros(solver.action_size), now)
+                assert abs(np.linalg.norm(out[3:]) - 1.0) < 1e-12  # a unit quaternion
+                out = solver.next_target(far, np.zeros(solver.action_size), now)
+                assert np.linalg.norm(out[:3] - now.pos) == pytest.approx(s.target_lead * s.max_delta_pos)
+                turn = quat_to_rotvec(quat_multiply(out[3:], quat_conjugate(now.quat)))
+                assert np.linalg.norm(turn) == pytest.approx(s.target_lead * s.max_delta_rot, abs=1e-9)
+                if solver.pitch_roll:
+                    solver.low, solver.high = now.pos - 0.001, now.pos + 0.001  # a workspace of 2 mm around it
+                    for sign in (1.0, -1.0):
+                        out = solver.next_target(env.ee_target, np.full(solver.action_size, sign), now)
+                        np.testing.assert_array_equal(out[:3], solver.high if sign > 0 else solver.low)
+            finally:
+                env.close()
 
 
 def test_a_turn_is_solved_about_the_offset_point() -> None:

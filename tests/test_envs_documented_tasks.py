@@ -129,27 +129,28 @@ def finger_joints(base) -> list[int]:
             if p.getJointInfo(base.panda, j, physicsClientId=base.client)[1].decode().startswith("panda_finger")]
 
 
+def set_fingers(base, q: float) -> None:
+    """Both fingers at ``q`` (m of each one's travel), without stepping."""
+    for j in finger_joints(base):
+        p.resetJointState(base.panda, j, q, physicsClientId=base.client)
+
+
 def test_stack_released_is_the_documented_opening_and_clearance() -> None:
     doc = stack_documented()
     env, base = made("pixelrig/PandaStack-v0")
-    c = base.client
     try:
         put_a_on_b(base)
         assert base.released()
-        fingers = finger_joints(base)
         gaps = {}
         for q in np.linspace(0.025, 0.035, 41):  # each finger's travel; find the positions around the threshold
-            for j in fingers:
-                p.resetJointState(base.panda, j, q, physicsClientId=c)
+            set_fingers(base, q)
             gaps[float(q)] = base.opening()
         below = max((q for q, g in gaps.items() if g < doc["open"] - 5e-4), key=lambda q: gaps[q])
         above = min((q for q, g in gaps.items() if g > doc["open"] + 5e-4), key=lambda q: gaps[q])
         for q, ok in ((below, False), (above, True)):
-            for j in fingers:
-                p.resetJointState(base.panda, j, q, physicsClientId=c)
+            set_fingers(base, q)
             assert base.released() is ok and base.is_success() is ok, (q, gaps[q])
-        for j in fingers:
-            p.resetJointState(base.panda, j, 0.04, physicsClientId=c)  # wide open again
+        set_fingers(base, 0.04)  # wide open again
         # A right under the gripper centre (its fingers open around it), B under A, nothing touching
         centre = base.grasp_centre()
         side = number(doc_match(r"lift a (\d+) cm, [\d.]+ kg cube")[1]) * CM
@@ -191,8 +192,7 @@ def test_stack_touching_nothing_of_a_is_the_robot_s_touch() -> None:
         assert base.finger_contacts(a).tolist() == [0.0, 0.0]  # the observation's contact flags: A's own
         p.removeBody(other, physicsClientId=c)
         base.set_body_pose("cube_a", base.grasp_centre(), base.body_pose("cube_a")[1])
-        for j in finger_joints(base):  # the fingers closed on A (a 4 cm gap on a 5 cm cube)
-            p.resetJointState(base.panda, j, 0.02, physicsClientId=c)
+        set_fingers(base, 0.02)  # the fingers closed on A (a 4 cm gap on a 5 cm cube)
         p.performCollisionDetection(physicsClientId=c)
         assert base.touched("cube_a") and not base.released()
     finally:
@@ -228,13 +228,11 @@ def test_stack_reads_each_env_s_own_world() -> None:
             assert [base.still("cube_a") for _, base in envs] == [i != moving for i in range(2)]
         for holding in range(2):
             for i, (_, base) in enumerate(envs):
-                c = base.client
                 put_a_on_b(base)
                 if i == holding:
                     base.set_body_pose("cube_a", base.grasp_centre(), base.body_pose("cube_a")[1])
-                for j in finger_joints(base):  # closed on A where it is there (a 4 cm gap on a 5 cm cube)
-                    p.resetJointState(base.panda, j, 0.02, physicsClientId=c)
-                p.performCollisionDetection(physicsClientId=c)
+                set_fingers(base, 0.02)  # closed on A where it is there (a 4 cm gap on a 5 cm cube)
+                p.performCollisionDetection(physicsClientId=base.client)
             assert [base.touched("cube_a") for _, base in envs] == [i == holding for i in range(2)]
             assert [base.grasped("cube_a") for _, base in envs] == [i == holding for i in range(2)]
     finally:
