@@ -180,9 +180,6 @@ _NORMALISED_QUAT = ("pybullet normalises the quaternion it is given: (0, 0, 0, 2
                     "(checked: getBasePositionAndOrientation gives back (0, 0, 0, 1))")
 _OPTIONS_UNREAD = ("the Panda tasks' base reset_task resets the arm and never reads its options: None gives the same "
                    "reset")
-_FK_ON_RESET = ("pybullet recomputes a multibody's link frames when a joint is reset and on every step, so the link "
-                "state read without computeForwardKinematics is the same (checked: after resetting joint 0 by 0.5 "
-                "rad, both give the same grasp centre)")
 _SUCCESS_AGAIN = ("success computed again from the same state instead of handed in: is_success reads the state "
                   "only, so the same value")
 _CAMERA_SIZE = "Camera's default size is 84x84, the size given: dropping width= or height= gives the same camera"
@@ -602,17 +599,14 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.control.gripper.xǁGripperǁ__init____mutmut_11": _GRIPPER_DTYPE,
     "pixelrig.tasks.lift.xǁPandaLiftEnvǁis_success__mutmut_1":
         "> vs >= at a rise of exactly 0.10 m: measure zero for floats (9.9 and 10.1 cm are tested)",
-    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_50":
-        "(0, 0, 0, 2) is normalised by pybullet to (0, 0, 0, 1): the same orientation",
+    "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_50": _NORMALISED_QUAT,
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_66":
         "(0, 0, 0, 2) is normalised by pybullet to (0, 0, 0, 1): the same orientation",
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_65":
         "(0, 0, 1, 1) turns the target disc a quarter turn about its own axis: a one-colour disc drawn only, the "
         "same in every image, and its orientation is in no observation, goal or reward",
-    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9":
-        "the cube's place as built: every reset draws its start and puts it there before any observation",
-    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10":
-        "the cube's place as built: every reset draws its start and puts it there before any observation",
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_9": _BUILT_THEN_PLACED,
+    "pixelrig.tasks.lift.xǁPandaLiftEnvǁbuild_task_objects__mutmut_10": _BUILT_THEN_PLACED,
     "pixelrig.tasks.push.xǁPandaPushEnvǁreset_task__mutmut_24":
         "<= vs < at a cube-target distance of exactly 0.10 m: measure zero for floats",
     "pixelrig.experts.x_find_experts__mutmut_3":
@@ -824,8 +818,8 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.envs.manipulation.xǁPickPlaceGoalǁbuild_task_objects__mutmut_39": _NO_SUCH_SHAPE,
     "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_1": _OPTIONS_UNREAD,
     "pixelrig.envs.manipulation.xǁPickPlaceGoalǁreset_task__mutmut_53": _NORMALISED_QUAT,
-    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_8": _FK_ON_RESET,
-    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_10": _FK_ON_RESET,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_8": _FK_CURRENT,
+    "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁgrasp_centre__mutmut_10": _FK_CURRENT,
     "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁreward__mutmut_3": _SUCCESS_AGAIN,
     "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁevaluate__mutmut_3": _SUCCESS_AGAIN,
     "pixelrig.envs.manipulation.xǁPandaManipulationEnvǁreset_info__mutmut_2": (
