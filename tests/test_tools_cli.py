@@ -52,8 +52,9 @@ def test_view_a_urdf_with_the_orbit_camera(xvfb: str) -> None:
     assert "viewing kuka_iiwa/model.urdf" in out.stderr  # the progress bar
 
 
-def rig_window(display: str, rig: Path) -> np.ndarray:
-    """What `pixelrig view kuka_iiwa/model.urdf --cams <rig>` shows, taken from the X server; the window is then
+def rig_window(display: str, rig: Path, shape: tuple[int, int, int]) -> np.ndarray:
+    """What `pixelrig view kuka_iiwa/model.urdf --cams <rig>` shows, taken from the X server once the window has
+    ``shape`` (it can first map at a small default size: CI once caught it at 98 x 69 px); the window is then
     closed with its q key, and the command must exit cleanly."""
     env = dict(os.environ, DISPLAY=display)
     title = "pixelrig view: kuka_iiwa/model.urdf"
@@ -63,7 +64,7 @@ def rig_window(display: str, rig: Path) -> np.ndarray:
         deadline = time.monotonic() + 60
         while window_geometry(title) is None and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        shot = screenshot_of(display, title)
+        shot = screenshot_of(display, title, shape=shape)
         wid = subprocess.run(["xdotool", "search", "--name", title], check=True, capture_output=True,
                              text=True).stdout.split()[0]
         subprocess.run(["xdotool", "windowfocus", "--sync", wid, "key", "--window", wid, "q"], check=True,
@@ -85,10 +86,11 @@ def test_view_an_env_id_with_a_rig_file(xvfb: str, tmp_path: Path) -> None:
     assert out.returncode != 0 and "source" in out.stderr  # Robot-v0 needs source=: use the file form
     out = view("kuka_iiwa/model.urdf", "--cams", str(rig), "--steps", "5", "--policy", "random", display=xvfb)
     assert out.returncode == 0, out.stderr
-    shot = rig_window(xvfb, rig)
     # The window shows the rig file's cameras, tiled and scaled 2x: front (64 x 48: rgb | depth | label) above hand
     # (32 x 32, rgb only); the env's own rig (one 84 x 84 camera) would make it 504 x 168.
-    assert shot.shape == (2 * (48 + 32), 2 * 3 * 64, 3), f"window of {shot.shape[1]} x {shot.shape[0]} px"
+    shape = (2 * (48 + 32), 2 * 3 * 64, 3)
+    shot = rig_window(xvfb, rig, shape)
+    assert shot.shape == shape, f"window of {shot.shape[1]} x {shot.shape[0]} px"
     mosaic = shot[::2, ::2]
     assert np.array_equal(shot, np.repeat(np.repeat(mosaic, 2, axis=0), 2, axis=1)), "2x pixels"
     front_depth, front_label, hand = mosaic[:48, 64:128], mosaic[:48, 128:192], mosaic[48:]
