@@ -911,7 +911,9 @@ def config(group: Group) -> str:
     lines = ["", "[tool.mutmut]", 'source_paths = ["pixelrig"]',
              f"only_mutate = {json.dumps(list(group.modules))}",
              f"pytest_add_cli_args_test_selection = {json.dumps(list(group.tests))}",
-             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-o", "addopts=-m \'not slow\'"]',
+             # tests/mutation_scope.py: a module-scoped fixture's work counts for every test that uses it
+             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "tests.mutation_scope", '
+             '"-o", "addopts=-m \'not slow\'"]',
              'also_copy = ["README.md", "docs/", "golden/", "examples/", "benchmarks/", "scripts/", "Makefile"]',
              'process_isolation = "forkserver"',  # a fork of a process that made a GL context hangs in it
              'forkserver_warmup = "collect"', ""]

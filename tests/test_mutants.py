@@ -75,3 +75,41 @@ def test_mutants_run_side_by_side_each_with_a_copy_of_what_pixelrig_caches(capsy
     for path in (ROOT / "pixelrig").rglob("*.py"):
         written |= set(re.findall(r'cache_root\(\) / "([\w.-]+)"', path.read_text()))
     assert written and written <= set(mutants.CACHED), written - set(mutants.CACHED)
+
+
+def test_mutmut_runs_a_module_fixtures_mutants_against_every_test_that_reads_it(tmp_path: Path) -> None:
+    """tests/mutation_scope.py, loaded by the driver's mutmut table: mutmut credits a function to the test that ran
+    it, so a module-scoped fixture's calls went to the first test that asked for it alone. Here only the second test
+    checks the fixture's value: its mutants are killed (without the plugin both survive, mapped to the first test)."""
+    import json
+    import os
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.mutation import Group, config
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "m.py").write_text("def double(x):\n    return x * 2\n")
+    shutil.copy(ROOT / "tests" / "mutation_scope.py", tmp_path / "tests")
+    (tmp_path / "tests" / "test_m.py").write_text(
+        "import pytest\n\nfrom pkg.m import double\n\n\n@pytest.fixture(scope='module')\ndef value():\n"
+        "    return double(3)\n\n\ndef test_a_runs(value):\n    assert value is not None\n\n\n"
+        "def test_b_checks(value):\n    assert value == 6\n")
+    table = config(Group(("pkg/m.py",), ("tests/test_m.py",))).replace('source_paths = ["pixelrig"]',
+                                                                       'source_paths = ["pkg"]')
+    assert '"-p", "tests.mutation_scope"' in table
+    (tmp_path / "pyproject.toml").write_text(table)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "MUTANT"))}
+    proc = subprocess.run([str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", "1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, re.sub(r"[^\n]*\r", "", proc.stdout + proc.stderr)[-2000:]
+    stats = json.loads((tmp_path / "mutants" / "mutmut-stats.json").read_text())
+    assert sorted(stats["tests_by_mangled_function_name"]["pkg.m.x_double"]) == [
+        "tests/test_m.py::test_a_runs", "tests/test_m.py::test_b_checks"]
+    codes = json.loads((tmp_path / "mutants" / "pkg" / "m.py.meta").read_text())["exit_code_by_key"]
+    assert codes and all(code == 1 for code in codes.values()), codes
