@@ -95,6 +95,13 @@ GROUPS: dict[str, Group] = {
                          "test_the_files_are_the_ones_dataset_recorder_writes",
                          "test_the_summary_words_the_counts_the_processes_and_what_was_there",
                          "test_resuming_a_collection_that_started_past_seed_0_goes_on_after_its_last_seed",
+                         "test_resuming_with_nothing_to_run_makes_no_env",
+                         "test_only_kept_episodes_are_encoded",
+                         "test_an_so101_collection_records_the_real_robot_in_lerobot_only",
+                         "test_no_more_processes_than_attempts_left",
+                         "test_workers_1_takes_env_kwargs_a_worker_process_could_not_load",
+                         "test_the_short_names_a_refusal_lists_each_name_a_task_with_an_expert",
+                         "test_the_renderer_is_the_one_passed_else_pixelrig_renderer",
                      ))),
     # the pick-place and stack goals live in envs/manipulation.py (PickPlaceGoal, StackGoal), shared with the SO-101's
     "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py",

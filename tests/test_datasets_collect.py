@@ -9,6 +9,7 @@ PandaLift's expert succeeds on every seed; ``max_episode_steps=34`` makes seeds 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -154,9 +155,11 @@ def test_the_files_are_the_ones_dataset_recorder_writes(collected: dict[str, tup
 
 
 @pytest.mark.parametrize("fmt", list(SUFFIX))
-def test_keep_all_keeps_failures_with_their_flag(fmt: str, tmp_path: Path) -> None:
+def test_keep_all_keeps_failures_with_their_flag(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / f"all{SUFFIX[fmt]}"
+    capsys.readouterr()
     report = run_collect(path, format=fmt, keep="all")
+    assert capsys.readouterr().err == ""  # progress=False: no bar
     assert (report.episodes_kept, report.episodes_tried, report.successes) == (3, 3, 2)
     assert attrs_of(path) == [{"seed": 0, "success": True}, {"seed": 1, "success": False},
                               {"seed": 2, "success": True}]
@@ -171,13 +174,57 @@ def test_keep_all_keeps_failures_with_their_flag(fmt: str, tmp_path: Path) -> No
             == [False]
 
 
-def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path: Path) -> None:
+def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Every attempt fails (3 steps allowed): collect gives up after its budget, naming the dataset; the progress bar
+    was redrawn at each failed attempt, however quick (a dropped attempt does not move the count, so only a forced
+    redraw shows it)."""
     path = tmp_path / "hopeless.hdf5"
+    capsys.readouterr()
     with pytest.raises(RuntimeError, match=re.escape(f"the LiftExpert succeeded in 0 of {2 * ATTEMPTS_PER_EPISODE} "
                                                      "attempts (seeds 0 to 5), short of the 2 episodes wanted")
-                       + ".*" + re.escape("pass keep='all' to keep failures too")):
-        run_collect(path, format="robomimic", episodes=2, env_kwargs={"max_episode_steps": 3})
+                       + ".*" + re.escape(f"The 0 successful episodes are in {str(path)!r}. Check the env's kwargs "
+                                          "(or the expert), or pass keep='all' to keep failures too")):
+        run_collect(path, format="robomimic", episodes=2, env_kwargs={"max_episode_steps": 3}, progress=True)
     assert open_dataset(path).num_episodes == 0
+    bar = capsys.readouterr().err
+    assert all(f"0/{tried} succeeded]" in bar for tried in range(1, 2 * ATTEMPTS_PER_EPISODE + 1)), bar
+
+
+def test_only_kept_episodes_are_encoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where an episode runs, its videos are encoded only if it is kept: from seed 1, keep="success" drops seed 1
+    and keeps seed 2 (one encoding); keep="all" keeps and encodes both."""
+    encoded: list[int] = []
+    real = lerobot.encode_videos
+
+    def counting(frames: list, info: object) -> dict[str, bytes]:
+        encoded.append(len(frames))
+        return real(frames, info)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lerobot, "encode_videos", counting)
+    report = run_collect(tmp_path / "success", seed=1, episodes=1)
+    assert (report.episodes_tried, len(encoded)) == (2, 1)
+    assert attrs_of(tmp_path / "success") == [{"seed": 2, "success": True}]
+    encoded.clear()
+    run_collect(tmp_path / "all", seed=1, episodes=2, keep="all")
+    assert len(encoded) == 2 and attrs_of(tmp_path / "all") == [{"seed": 1, "success": False},
+                                                                  {"seed": 2, "success": True}]
+
+
+def test_an_so101_collection_records_the_real_robot_in_lerobot_only(tmp_path: Path) -> None:
+    """A LeRobot dataset of an SO-101 task takes the real robot's description (its features are LeRobot's
+    so101_follower's); a robomimic one has no such features and stores none."""
+    env = gym.make("pixelrig/SO101Lift-v0", renderer="tiny")
+    robot = env.unwrapped.lerobot_robot()  # type: ignore[attr-defined]
+    env.close()
+    for fmt, expected in (("lerobot", robot), ("robomimic", None)):
+        path = tmp_path / f"so101{SUFFIX[fmt]}"
+        collect("pixelrig/SO101Lift-v0", path, episodes=1, format=fmt, cams=CAMS, renderer="tiny", progress=False,
+                env_kwargs={"max_episode_steps": 5}, keep="all")
+        reader = open_dataset(path)
+        assert reader.info.robot == expected, fmt
+        assert reader.num_episodes == 1
+        reader.close()
 
 
 # ---- workers ------------------------------------------------------------------------------------------------
@@ -219,6 +266,44 @@ def test_videos_for_other_cameras_are_refused_naming_both(collected: dict[str, t
         writer.write_episode([], b"", "terminated", videos={"side": b""})
     assert writer.num_episodes == 0 and not (tmp_path / "ds" / ".partial").exists()
     writer.close()
+
+
+def test_no_more_processes_than_attempts_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """keep="all" makes exactly one attempt per episode wanted: one episode with workers=2 runs in this process,
+    and so does one more episode resumed; the report's time is this call's. cams=None: the task's default rig."""
+
+    def no_helpers(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a helper process was started for a single attempt")
+
+    monkeypatch.setattr(Helper, "start", no_helpers)
+    path = tmp_path / "one.hdf5"
+    began = time.perf_counter()
+    report = run_collect(path, format="robomimic", episodes=1, keep="all", workers=2, cams=None)
+    took = time.perf_counter() - began
+    assert (report.episodes_tried, report.successes, report.success_rate, report.workers) == (1, 1, 1.0, 1)
+    assert 0 < report.seconds <= took
+    reader = open_dataset(path)
+    assert reader.info.rgb == ("front", "side", "wrist")  # PandaLift's default rig
+    reader.close()
+    report = run_collect(path, format="robomimic", episodes=2, keep="all", workers=2, cams=None, resume=True)
+    assert (report.episodes_tried, report.episodes_run, report.success_rate, report.workers) == (2, 1, 0.5, 1)
+
+
+def test_workers_1_takes_env_kwargs_a_worker_process_could_not_load(tmp_path: Path) -> None:
+    """A value of a class defined in a function cannot be pickled: refused with workers=2 (the message says what
+    to use instead), used as it is with workers=1 (it never leaves this process)."""
+
+    class Down(tuple):  # noqa: SLOT001 - a tuple that only this function's scope can name
+        pass
+
+    kwargs = {**SHORT, "gravity": Down((0.0, 0.0, -9.81))}
+    with pytest.raises(ValueError, match=r"^workers=2 sends env_kwargs to worker processes, but it cannot be pickled "
+                                         r"\(.+\): use values defined at the top level of an importable module, "
+                                         r"or workers=1$"):
+        run_collect(tmp_path / "two.hdf5", format="robomimic", episodes=1, workers=2, env_kwargs=kwargs)
+    assert not (tmp_path / "two.hdf5").exists()
+    report = run_collect(tmp_path / "one.hdf5", format="robomimic", episodes=1, env_kwargs=kwargs)
+    assert report.episodes_kept == 1
 
 
 def test_an_error_in_a_worker_is_raised_here(tmp_path: Path) -> None:
@@ -423,6 +508,31 @@ def test_resuming_goes_on_after_the_last_kept_seed(collected: dict[str, tuple[Pa
     assert attrs_of(tmp_path / "four.hdf5") == [{"seed": 0, "success": True}]
 
 
+def test_resuming_with_nothing_to_run_makes_no_env(collected: dict[str, tuple[Path, CollectReport]], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resumed with every episode there, or with the attempt budget spent (the last kept seed is the budget's last,
+    as for an expert that succeeded on seeds 0, 2 and 11 alone), collect reports or raises at once: it makes no
+    env and starts no process."""
+    import shutil
+
+    import pixelrig.datasets.collect as collecting
+
+    def nothing_to_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an env or a process was started for a collection with nothing left to run")
+
+    monkeypatch.setattr(collecting, "ExpertRecorder", nothing_to_run)
+    monkeypatch.setattr(Helper, "start", nothing_to_run)
+    path = tmp_path / "done.hdf5"
+    shutil.copy(collected["robomimic"][0], path)
+    report = run_collect(path, format="robomimic", resume=True)
+    assert (report.episodes_kept, report.episodes_tried, report.episodes_run, report.workers) == (3, 5, 0, 0)
+    with h5py.File(path, "r+") as f:
+        f["data/demo_2"].attrs["pixelrig_seed"] = 11
+    with pytest.raises(RuntimeError, match=re.escape("the LiftExpert succeeded in 3 of 12 attempts (seeds 0 to 11), "
+                                                     "short of the 4 episodes wanted")):
+        run_collect(path, format="robomimic", episodes=4, resume=True)
+
+
 RESUMED = {"all": ([0, 1], [0, 1, 2, 3], [True, False, True, False]),
            "success": ([0, 2], [0, 2, 4, 6], [True] * 4)}
 """Per keep mode: the seeds of the first 2 episodes, of all 4, and the successes of all 4 (seeds 1, 3, 5 fail)."""
@@ -470,12 +580,16 @@ BAD = [
     ({"workers": 0}, ValueError, "workers=0 must be a whole number >= 1"),
     ({"keep": "best"}, ValueError, "keep must be one of ('success', 'all'): got 'best'"),
     ({"seed": -1}, ValueError, "seed=-1 must be a whole number >= 0"),
+    ({"seed": True}, ValueError, "seed=True must be a whole number >= 0"),
+    ({"seed": 1.0}, ValueError, "seed=1.0 must be a whole number >= 0"),
     ({"format": "zarr"}, ValueError, "format must be one of ('lerobot', 'robomimic'): got 'zarr'"),
     ({"format": "robomimic"}, ValueError, "a robomimic dataset is one HDF5 file: name it *.hdf5"),
     ({"renderer": "vulkan"}, ValueError, "renderer must be one of ('auto', "),
     ({"cams": "missing.toml"}, FileNotFoundError, "rig file 'missing.toml' not found"),
     ({"cams": "bad"}, ValueError, "rig file "),
     ({"env_kwargs": {"renderer": "gl"}}, ValueError, "env_kwargs holds renderer='gl': pass it as collect(renderer="),
+    ({"env_kwargs": [("max_episode_steps", 3)]}, ValueError,
+     "env_kwargs must be a dict of gym.make arguments: got list"),
     ({"workers": 2, "env_kwargs": {"f": lambda: 0}}, ValueError, "workers=2 sends env_kwargs to worker processes"),
 ]
 
@@ -508,6 +622,34 @@ def test_bad_input_on_the_command_line_is_named(tmp_path: Path, capsys: pytest.C
 def test_short_names_and_ids_name_the_same_task() -> None:
     assert expert_task("PandaLift") == expert_task("PandaLift-v0") == expert_task(TASK) == (TASK, "LiftExpert")
     assert expert_task("PandaPegInsert") == ("pixelrig/PandaPegInsert-v0", "PegInsertExpert")
+
+
+@pytest.mark.parametrize("task", ["PandaFly", "PandaReach", "pixelrig/PandaReach-v0"])
+def test_the_short_names_a_refusal_lists_each_name_a_task_with_an_expert(task: str) -> None:
+    from pixelrig.experts import EXPERTS
+
+    with pytest.raises(ValueError, match=r"\(or their short names \[") as err:
+        expert_task(task)
+    listed = ast.literal_eval(re.search(r"\(or their short names (\[.*?\])\)", str(err.value)).group(1))
+    assert all("/" not in name and not name.endswith("-v0") for name in listed), listed
+    assert [expert_task(name)[0] for name in listed] == sorted(EXPERTS)
+
+
+def test_the_renderer_is_the_one_passed_else_pixelrig_renderer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As everywhere in pixelrig: collect(renderer=...) wins over PIXELRIG_RENDERER, which is read (and checked
+    before anything starts) when no renderer is passed."""
+    monkeypatch.setenv("PIXELRIG_RENDERER", "vulkan")
+    args = {"episodes": 1, "cams": CAMS, "progress": False, "env_kwargs": SHORT, "format": "robomimic"}
+    with pytest.raises(ValueError, match=re.escape("PIXELRIG_RENDERER environment variable must be one of")):
+        collect(TASK, tmp_path / "env.hdf5", **args)  # type: ignore[arg-type]
+    assert not (tmp_path / "env.hdf5").exists()
+    collect(TASK, tmp_path / "tiny.hdf5", renderer="tiny", **args)  # type: ignore[arg-type]
+    monkeypatch.setenv("PIXELRIG_RENDERER", "tiny")
+    collect(TASK, tmp_path / "from_env.hdf5", **args)  # type: ignore[arg-type]
+    for name in ("tiny.hdf5", "from_env.hdf5"):
+        reader = open_dataset(tmp_path / name)
+        assert reader.info.renderer == "tiny"
+        reader.close()
 
 
 # ---- the readers, and replay -------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ def collect(
     seed: int = 0,
     resume: bool = False,
     overwrite: bool = False,
-    renderer: str | None = "auto",
+    renderer: str | None = None,
     progress: bool = True,
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> CollectReport:
@@ -241,14 +241,12 @@ def collect(
         raise ValueError(f"seed={seed!r} must be a whole number >= 0 (episode i is reset with seed + i)")
     path = check_dataset_path(out, format)
     cameras = None if cams is None else tuple(c.to_dict() for c in rig_cameras(cams))
-    if renderer is not None:
-        requested_renderer(renderer)
+    requested_renderer(renderer)  # PIXELRIG_RENDERER too, when it is the one asked for
     kwargs = _env_kwargs(env_kwargs, workers)
     settings = {"task": env_id, "expert": expert, "seed": seed, "keep": keep}
     tally = _so_far(path, settings) if check_target(path, format, overwrite, resume) == "resume" else _Tally()
     stop = episodes * (ATTEMPTS_PER_EPISODE if keep == "success" else 1)
-    job = CollectJob(env_id, expert, kwargs, cameras, renderer, seed, str(path), encode_videos=format == "lerobot",
-                     keep=keep)
+    job = CollectJob(env_id, kwargs, cameras, renderer, seed, encode_videos=format == "lerobot", keep=keep)
     count = max(1, min(workers, stop - tally.tried))
     run = 0
     if tally.kept < episodes and tally.tried < stop:

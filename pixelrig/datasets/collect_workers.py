@@ -32,25 +32,21 @@ class CollectJob:
     """What running a task's expert needs (sent to the worker processes).
 
     Attributes:
-        env_id: the task's gymnasium id.
-        expert: the expert's class name (``pixelrig.experts.EXPERTS[env_id]``'s).
+        env_id: the task's gymnasium id (its expert is ``pixelrig.experts.EXPERTS[env_id]``).
         env_kwargs: more ``gym.make`` arguments.
         cams: the rig as camera dicts (None: the task's default rig).
         renderer: the backend to draw with (None: ``PIXELRIG_RENDERER``, else auto).
         first_seed: attempt ``i`` resets with seed ``first_seed + i``.
-        path: the dataset being collected (named in messages).
         encode_videos: encode each kept episode's videos where it is run (a LeRobot dataset's:
             :func:`~pixelrig.datasets.lerobot.encode_videos`), so that the writing process only places the files.
         keep: which episodes are kept ("success" or "all"): only those are encoded.
     """
 
     env_id: str
-    expert: str
     env_kwargs: dict[str, Any]
     cams: tuple[dict[str, Any], ...] | None
     renderer: str | None
     first_seed: int
-    path: str
     encode_videos: bool = False
     keep: str = "all"
 
@@ -169,7 +165,7 @@ class ExpertRecorder:
         env = gym.make(job.env_id, renderer=job.renderer, **job.env_kwargs)
         try:
             cams = None if job.cams is None else [Camera.from_dict(c) for c in job.cams]
-            self.recorder = DatasetRecorder(PixelObs(env, cams=cams), job.path, writer=EpisodeBuffer)
+            self.recorder = DatasetRecorder(PixelObs(env, cams=cams), "<memory>", writer=EpisodeBuffer)
             self.expert = experts.EXPERTS[job.env_id](self.recorder)
         except BaseException:
             env.close()
