@@ -15,6 +15,8 @@ non-equivalent ones.
     python -m tests.mutation --list          # the groups, their modules and tests
     python -m tests.mutation lens --keep /tmp/mm   # keep mutmut's tree: `cd /tmp/mm/lens && mutmut show NAME`
     python -m tests.mutation lens --keep /tmp/mm --rerun   # its survivors again, against today's tests ("re-run")
+    kill -TERM <driver's pid>                # stop a run: what ran is written as a "partial" row
+    python -m tests.mutation lens --keep /tmp/mm --resume  # go on with a stopped run's mutants not run yet
 
 A group's result replaces its modules' rows in docs/mutation.json; the others are kept.
 """
@@ -26,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -102,6 +105,7 @@ GROUPS: dict[str, Group] = {
                          "test_workers_1_takes_env_kwargs_a_worker_process_could_not_load",
                          "test_the_short_names_a_refusal_lists_each_name_a_task_with_an_expert",
                          "test_the_renderer_is_the_one_passed_else_pixelrig_renderer",
+                         "test_the_progress_bar_is_on_by_default",
                      ))),
     # the pick-place and stack goals live in envs/manipulation.py (PickPlaceGoal, StackGoal), shared with the SO-101's
     "tasks-panda": Group(("pixelrig/tasks/stack.py", "pixelrig/tasks/lift.py", "pixelrig/tasks/pick_place.py",
@@ -904,6 +908,9 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.control.task_space.x_arm_chain__mutmut_49": (
         "the base's index is only read when the base is named as the end effector, and chain_to ends at any "
         "negative link: -2 gives the same empty path, refused with the same message (tested)"),
+    "pixelrig.datasets.collect.x__env_kwargs__mutmut_26": (
+        "the refusal of workers > 1 where os.name is not 'posix' (pragma: no cover) is never reached on the POSIX "
+        "systems the tests and CI run on: no run here can tell its message from another"),
 }
 """Mutants (mutmut's names) that change no behaviour, each with the reason; they leave the kill rate's denominator."""
 
@@ -965,32 +972,71 @@ def summarise(codes: dict[str, int | None], seconds: float) -> dict:
             "stale_equivalent": stale}
 
 
-def run_group(name: str, group: Group, children: int, keep: Path | None) -> dict[str, dict]:
-    """Run mutmut over one group in a copy of the tree; its modules' rows."""
+class Stopped(Exception):
+    """SIGTERM reached the driver during a run: the results so far are written as a partial row."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped()
+
+
+def run_group(name: str, group: Group, children: int, keep: Path | None, resume: bool = False,
+              before: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Run mutmut over one group in a copy of the tree; its modules' rows. With ``resume`` (and ``keep``), go on in
+    the kept tree: mutmut runs only the mutants without a result, and the time adds to ``before``'s rows'. SIGTERM
+    stops the run, and the results so far make "partial" rows (the mutants not run named), to resume later.
+
+    Raises:
+        SystemExit: ``resume`` without a kept tree, or a mutated module has changed since it was made.
+    """
     work = Path(tempfile.mkdtemp(prefix=f"pixelrig-mutation-{name}-")) if keep is None else keep / name
-    if work.exists():
-        shutil.rmtree(work)
     tree = work
-    copy_tree(tree, tracked_files())
-    with open(tree / "pyproject.toml", "a") as f:
-        f.write(config(group))
+    if resume:
+        check_kept(name, group, tree, keep)
+    else:
+        if work.exists():
+            shutil.rmtree(work)
+        copy_tree(tree, tracked_files())
+        with open(tree / "pyproject.toml", "a") as f:
+            f.write(config(group))
+    earlier = sum((before or {}).get(m, {}).get("seconds", 0) for m in group.modules) if resume else 0
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
     start = time.monotonic()
-    proc = subprocess.run([str(mutmut), "run", "--max-children", str(children)], cwd=tree, env=env,
-                          capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    if proc.returncode != 0:
-        tail = re.sub(r"[^\n]*\r", "", proc.stdout + proc.stderr)[-3000:]
+    stopped = False
+    previous = signal.signal(signal.SIGTERM, _stop)
+    proc = subprocess.Popen([str(mutmut), "run", "--max-children", str(children)], cwd=tree, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate()
+    except Stopped:
+        stopped = True
+        os.killpg(proc.pid, signal.SIGKILL)  # mutmut, its fork server and the mutants' test processes
+        output, _ = proc.communicate()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    seconds = time.monotonic() - start + earlier
+    if proc.returncode != 0 and not stopped:
+        tail = re.sub(r"[^\n]*\r", "", output)[-3000:]
         raise RuntimeError(f"mutmut failed on group {name!r} (exit status {proc.returncode}):\n{tail}")
     codes = results(tree, group)
     total = sum(len(c) for c in codes.values()) or 1
     rows = {m: {"group": name, **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
     for row in rows.values():  # nothing left to work through: the run is final
-        row["run"] = "final" if not row["survivors"] and not row["not_run_names"] else "first"
+        row["run"] = "partial" if row["not_run_names"] else \
+            "final" if not row["survivors"] else "first"
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def check_kept(name: str, group: Group, tree: Path, keep: Path | None) -> None:
+    """Refuse to go on in a kept tree that is missing or whose mutated modules have changed since it was made."""
+    if not (tree / "mutants").is_dir():
+        raise SystemExit(f"{name}: no kept tree at {tree}; run the group with --keep {keep} first")
+    changed = [m for m in group.modules if (tree / m).read_bytes() != (ROOT / m).read_bytes()]
+    if changed:
+        raise SystemExit(f"{name}: {changed} changed since {tree} was made: run the group again")
 
 
 def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict[str, dict]) -> dict[str, dict]:
@@ -1002,11 +1048,7 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
             the group again).
     """
     tree = keep / name
-    if not (tree / "mutants").is_dir():
-        raise SystemExit(f"--rerun {name}: no kept tree at {tree}; run the group with --keep {keep} first")
-    changed = [m for m in group.modules if (tree / m).read_bytes() != (ROOT / m).read_bytes()]
-    if changed:
-        raise SystemExit(f"--rerun {name}: {changed} changed since {tree} was made: run the group again")
+    check_kept(name, group, tree, keep)
     # the golden files too: a test added since may compare against a golden added with it
     files = [f for f in tracked_files()
              if f not in group.modules and f.split("/")[0] in ("pixelrig", "tests", "golden")]
@@ -1073,6 +1115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep mutmut's trees under this folder (one per group)")
     parser.add_argument("--rerun", action="store_true",
                         help="with --keep: run the kept trees' survivors again against today's tests")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --keep: go on with the kept trees' mutants not run yet (after a stopped run)")
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
@@ -1085,10 +1129,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.groups or list(GROUPS):
         group = GROUPS[name]
         print(f"== {name}: {', '.join(group.modules)}", flush=True)
-        if args.rerun and args.keep is None:
-            parser.error("--rerun needs --keep (the folder of the kept trees)")
+        if (args.rerun or args.resume) and args.keep is None:
+            parser.error("--rerun and --resume need --keep (the folder of the kept trees)")
         new = rerun_group(name, group, args.children, args.keep, rows) if args.rerun else \
-            run_group(name, group, args.children, args.keep)
+            run_group(name, group, args.children, args.keep, args.resume, rows)
         for module, r in new.items():
             rows[module] = r
             print(f"   {module}: {r['killed']}/{r['mutants']} killed, {r['survived']} survived, "

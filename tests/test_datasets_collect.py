@@ -191,6 +191,13 @@ def test_an_expert_that_fails_too_often_is_named_and_keeps_what_it_has(tmp_path:
     assert all(f"0/{tried} succeeded]" in bar for tried in range(1, 2 * ATTEMPTS_PER_EPISODE + 1)), bar
 
 
+def test_the_progress_bar_is_on_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    collect(TASK, tmp_path / "bar.hdf5", episodes=1, cams=CAMS, renderer="tiny", env_kwargs=SHORT)
+    bar = capsys.readouterr().err
+    assert bar.startswith("\rcollect bar.hdf5:   0%") and "| 1/1 [" in bar and "1/1 succeeded]" in bar, bar
+
+
 def test_only_kept_episodes_are_encoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where an episode runs, its videos are encoded only if it is kept: from seed 1, keep="success" drops seed 1
     and keeps seed 2 (one encoding); keep="all" keeps and encodes both."""
