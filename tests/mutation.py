@@ -221,6 +221,8 @@ _FLOAT_CORNERS = ("the workspace corners are tuples of Python floats (TaskSpaceC
 _UTF8_NAMES = ("the link and body names pybullet gives are the model file's, valid UTF-8 text (URDF is XML): the "
                "decode's error handler is never looked up, whatever its name")
 
+_FATAL_TRUTH = ("fatal=None instead of False: BatchedVectorEnv._ask_all reads fatal only as a truth value "
+                "(`if fatal:`), and None is false")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -679,6 +681,8 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_21":
         "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
         "next step replaces them",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁset_attr__mutmut_15": _FATAL_TRUTH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_4": _FATAL_TRUTH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_1":
         "waiting up to 3 s instead of 2 for a worker whose connection closed to be reaped: it is reaped in "
         "milliseconds, and the wait ends as soon as one has exited",

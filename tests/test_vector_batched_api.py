@@ -47,6 +47,21 @@ class Probe(Scripted):
         return self.t
 
 
+class Touchy(Probe):
+    """A Probe with an attribute that refuses to be set and a method that fails."""
+
+    @property
+    def frozen(self) -> int:
+        return 0
+
+    @frozen.setter
+    def frozen(self, value: int) -> None:
+        raise ArithmeticError(f"frozen cannot be set to {value}")
+
+    def fails(self) -> None:
+        raise ArithmeticError("fails (on purpose)")
+
+
 def limited_probe() -> gym.Env:
     """A Probe under a wrapper (its stack two deep)."""
     return gym.wrappers.TimeLimit(Probe(), 100)
@@ -288,6 +303,40 @@ def test_a_worker_killed_between_calls_is_reported_by_the_next_one(what: str) ->
         with pytest.raises(RuntimeError, match=re.escape("cannot go on after an earlier failure (a worker process died "
                                                          f"during {what})")):
             venv.reset()
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_call_at_calls_the_envs_named_in_their_order_and_no_other(workers: int) -> None:
+    """SB3's ``env_method(..., indices=)`` rides on call_at: in this process and across workers alike, only the
+    envs named are called, and their answers come back in the order named."""
+    venv = BatchedVectorEnv([Probe] * 3, num_workers=workers)
+    try:
+        venv.reset(seed=0)
+        venv.set_attr("t", [5, 6, 7])
+        assert venv.call_at([2, 0], "scaled", 10, offset=1) == (71, 51)
+        assert len(venv.call_at([1], "set_wrapper_attr", "t", 9)) == 1
+        assert venv.get_attr("t") == (5, 9, 7)
+        with pytest.raises(IndexError, match=re.escape("env indices [3, -1] are out of range for num_envs=3")):
+            venv.call_at([0, 3, -1], "scaled", 1)
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_call_or_set_attr_that_raises_leaves_the_vector_env_usable(workers: int) -> None:
+    """What an env raises in call or set_attr is raised here, and only that call failed: unlike a failed step or
+    reset, it leaves no env half-way, so the vector env goes on."""
+    venv = BatchedVectorEnv([Touchy] * 2, num_workers=workers)
+    try:
+        venv.reset(seed=0)
+        with pytest.raises(ArithmeticError, match=re.escape("frozen cannot be set to 1")):
+            venv.set_attr("frozen", 1)
+        with pytest.raises(ArithmeticError, match=re.escape("fails (on purpose)")):
+            venv.call("fails")
+        observations, *_ = venv.step(np.zeros((2, 2), np.int8))
+        assert observations[:, 1].tolist() == [1.0, 1.0] and venv.get_attr("t") == (1, 1)
     finally:
         venv.close()
 
