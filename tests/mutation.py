@@ -1086,9 +1086,11 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
     codes = {m: {n: c if now[m].get(n) is None else now[m][n] for n, c in kept[m].items()} for m in kept}
     write_results(tree, codes)  # the tree holds every result again, for the next --rerun
     total = sum(len(c) for c in codes.values()) or 1
-    return {m: {"group": name, "run": "re-run",
-                **summarise(c, before.get(m, {}).get("seconds", 0) + seconds * len(c) / total)}
+    rows = {m: {"group": name, **summarise(c, before.get(m, {}).get("seconds", 0) + seconds * len(c) / total)}
             for m, c in codes.items()}
+    for row in rows.values():  # survivors re-run in a stopped run: still partial (--resume goes on with the rest)
+        row["run"] = "partial" if row["not_run_names"] else "re-run"
+    return rows
 
 
 def table(rows: dict[str, dict]) -> str:
