@@ -223,6 +223,9 @@ _UTF8_NAMES = ("the link and body names pybullet gives are the model file's, val
 
 _FATAL_TRUTH = ("fatal=None instead of False: BatchedVectorEnv._ask_all reads fatal only as a truth value "
                 "(`if fatal:`), and None is false")
+_NAMES_CANNOT_FAIL = ("wrapper_names as fatal: a worker answers it with its envs' wrapper classes' names "
+                      "(stack_names runs no env code), so it cannot fail there and fatal is never read; a worker "
+                      "that died fails the vector env either way")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -683,6 +686,8 @@ EQUIVALENT: dict[str, str] = {
         "next step replaces them",
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁset_attr__mutmut_15": _FATAL_TRUTH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_4": _FATAL_TRUTH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_7": _NAMES_CANNOT_FAIL,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_13": _NAMES_CANNOT_FAIL,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_dead_workers__mutmut_1":
         "waiting up to 3 s instead of 2 for a worker whose connection closed to be reaped: it is reaped in "
         "milliseconds, and the wait ends as soon as one has exited",
