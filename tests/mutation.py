@@ -226,6 +226,9 @@ _FATAL_TRUTH = ("fatal=None instead of False: BatchedVectorEnv._ask_all reads fa
 _NAMES_CANNOT_FAIL = ("wrapper_names as fatal: a worker answers it with its envs' wrapper classes' names "
                       "(stack_names runs no env code), so it cannot fail there and fatal is never read; a worker "
                       "that died fails the vector env either way")
+_COUNTED_FIRST = ("zip's strict check dropped: BatchedVectorEnv refuses a count of actions (step) or values "
+                  "(set_attr) other than num_envs before handing them on, and hands each batch exactly its envs' "
+                  "share, so the lengths always match")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -665,15 +668,12 @@ EQUIVALENT: dict[str, str] = {
         "None assigned into a bool array is False: the same restart flags",
     "pixelrig.vector.stack.xǁFrameStackǁreset__mutmut_35":
         "None assigned into a bool array is False: the same restart flags",
-    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_3":
-        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
-        "each batch exactly its envs' values, so the lengths always match",
-    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_6":
-        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
-        "each batch exactly its envs' values, so the lengths always match",
-    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7":
-        "zip's strict check dropped: BatchedVectorEnv.set_attr refuses any count but num_envs first and hands "
-        "each batch exactly its envs' values, so the lengths always match",
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_3": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_6": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_28": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_31": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_32": _COUNTED_FIRST,
     "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_15":
         "next-step's restart flags in disabled mode too: every env that ended is reset (a full reset or its "
         "reset_mask, both clear its flag) before the next step, which pixelrig's vector envs refuse and Gymnasium's "

@@ -11,6 +11,7 @@ values and in keys, so a reset's info can never pass for a step's.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import gymnasium as gym
@@ -192,7 +193,9 @@ def test_disabled_refuses_a_step_while_an_ended_env_waits_for_its_reset(n: int, 
             flags = np.array([[term, trunc]] * n, np.int8)
             if ended.any():
                 before = venv.get_attr("t")
-                with pytest.raises(RuntimeError, match="autoreset is disabled"):
+                with pytest.raises(RuntimeError, match=re.escape(
+                        f"autoreset is disabled and the episodes of envs {list(range(n))} ended: reset them first with "
+                        "reset(options={'reset_mask': mask}) (nothing was stepped)")):
                     venv.step(flags)
                 assert venv.get_attr("t") == before
                 break

@@ -108,6 +108,34 @@ def test_check_workers_refuses_what_is_not_1_to_num_envs() -> None:
         check_workers(3, 4)
 
 
+def test_batched_renderer_refuses_egl_before_probing_it_and_allows_one_env_per_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked for by name, a one-client-per-process backend with several envs per worker is refused before it is
+    probed (resolving 'egl' loads its plugin, which can kill the process where EGL is broken); with one env per
+    worker it is allowed; chosen by 'auto', the same rule holds after the choice. Here the choice is made to be egl,
+    as on a GPU machine without OpenGL 4.3."""
+    import pixelrig.vector.batched as batched
+
+    resolved: list[str | None] = []
+
+    def resolve(renderer: str | None) -> str:
+        resolved.append(renderer)
+        return "egl"
+
+    monkeypatch.setattr(batched, "resolve_renderer", resolve)
+    monkeypatch.delenv("PIXELRIG_RENDERER", raising=False)
+    with pytest.raises(ValueError, match=re.escape("renderer='egl' -> 'egl', num_envs=3, num_workers=2): pybullet's "
+                                                   "EGL plugin allows one client per process")):
+        batched_renderer("egl", 3, 2)
+    assert resolved == []  # refused before probing
+    assert batched_renderer("egl", 2, 2) == "egl" and resolved == ["egl"]
+    assert batched_renderer("auto", 2, 2) == "egl"
+    with pytest.raises(ValueError, match=re.escape("renderer='auto' -> 'egl', num_envs=3, num_workers=2): pybullet's "
+                                                   "EGL plugin allows one client per process")):
+        batched_renderer("auto", 3, 2)
+    assert resolved == ["egl", "auto", "auto"]
+
+
 def test_batched_renderer_defaults_to_gl_reads_the_variable_and_refuses_egl_for_several_envs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIXELRIG_RENDERER", "tiny")
