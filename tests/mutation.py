@@ -229,6 +229,9 @@ _NAMES_CANNOT_FAIL = ("wrapper_names as fatal: a worker answers it with its envs
 _COUNTED_FIRST = ("zip's strict check dropped: BatchedVectorEnv refuses a count of actions (step) or values "
                   "(set_attr) other than num_envs before handing them on, and hands each batch exactly its envs' "
                   "share, so the lengths always match")
+_ONE_ANSWER_EACH = ("zip's strict check dropped where the lengths match by construction: call_at makes one list "
+                    "of indices per worker and reads one answer per worker, and a worker answers one value per "
+                    "index it is given (or raises)")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -685,6 +688,13 @@ EQUIVALENT: dict[str, str] = {
         "float zeros for no restart: read only by .any() (False either way) or cleared by a reset before the "
         "next step replaces them",
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁset_attr__mutmut_15": _FATAL_TRUTH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_33": _FATAL_TRUTH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_47": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_51": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_52": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_55": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_58": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_59": _ONE_ANSWER_EACH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_4": _FATAL_TRUTH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_7": _NAMES_CANNOT_FAIL,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_13": _NAMES_CANNOT_FAIL,
