@@ -151,7 +151,8 @@ GROUPS: dict[str, Group] = {
                     "tests/test_vector_batched.py::test_a_step_draws_each_part_of_the_envs_in_one_gl_pass",
                     "tests/test_vector_batched.py::test_first_observations_equal_lone_gl_envs_seeded_seed_plus_i",
                     "tests/test_vector_batched.py::test_sensor_cameras_in_a_batched_env_equal_a_sync_one",
-                    "tests/test_vector_batched.py::test_steps_drawn_in_parts_are_deterministic_and_match_one_pass")),
+                    "tests/test_vector_batched.py::test_steps_drawn_in_parts_are_deterministic_and_match_one_pass",
+                    "tests/test_vector_batched.py::test_reset_options_reach_envs_whose_pixels_are_drawn_later")),
 }
 """Every group by name."""
 

@@ -160,6 +160,25 @@ def test_tiny_renderer_is_allowed_and_bitwise_equal_to_lone_envs() -> None:
             env.close()
 
 
+def test_reset_options_reach_envs_whose_pixels_are_drawn_later() -> None:
+    """A batched env resets a PixelObs env without drawing (its rig is drawn with the others after): the reset's
+    options still reach the env. A robot file's qpos: the state and the picture are those of a lone env reset
+    with the same options."""
+    cam = Camera("c", width=16, height=16, eye=(1.5, 0.0, 1.0), target=(0.0, 0.0, 0.5), modalities=("rgb",))
+    kwargs = {"source": "kuka_iiwa/model.urdf"}
+    venv = make_vec("pixelrig/Robot-v0", 2, cams=[cam], vectorization_mode="batched", renderer="tiny",
+                    env_kwargs=kwargs)
+    lone = pixelrig.PixelObs(gym.make("pixelrig/Robot-v0", renderer="tiny", **kwargs), cams=[cam])
+    qpos = [0.1, 0.2, 0.3, -0.4, 0.5, 0.6, 0.7]
+    try:
+        obs, _ = venv.reset(seed=0, options={"qpos": qpos})
+        np.testing.assert_allclose(obs["state"][:, :7], [qpos, qpos], atol=1e-6)
+        assert_trees_equal(env_slice(obs, 1), lone.reset(seed=1, options={"qpos": qpos})[0], "reset env 1")
+    finally:
+        venv.close()
+        lone.close()
+
+
 def test_two_workers_give_the_same_results_as_one() -> None:
     cams = small_push_cams()
     kwargs = {"cams": cams, "vectorization_mode": "batched", "env_kwargs": {"max_episode_steps": 4}}
@@ -223,8 +242,9 @@ def test_steps_drawn_in_parts_are_deterministic_and_match_one_pass() -> None:
 
 
 def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counted, not assumed: a reset draws all 8 envs' 24 cameras in one GL pass, and a step one pass per part of
-    ``chunk_size(8)`` = 4 envs (12 cameras each), autoresets included: never a pass per env."""
+    """Counted, not assumed: a reset draws all 9 envs' 27 cameras in one GL pass, and a step one pass per part of
+    ``chunk_size(9)`` = 4 envs (12 cameras each) and one for the last env, autoresets included: never a pass per
+    env (9 envs make three parts, where a part boundary counted wrong after the first shows)."""
     from pixelrig.render.gl.pipeline import GlPipeline
     from pixelrig.vector.batched import chunk_size
 
@@ -237,15 +257,15 @@ def test_a_step_draws_each_part_of_the_envs_in_one_gl_pass(monkeypatch: pytest.M
 
     monkeypatch.setattr(GlPipeline, "submit", counted)
     cams = small_push_cams()
-    venv = make_vec(PUSH, 8, cams=cams, vectorization_mode="batched", env_kwargs={"max_episode_steps": 2})
+    venv = make_vec(PUSH, 9, cams=cams, vectorization_mode="batched", env_kwargs={"max_episode_steps": 2})
     try:
         venv.reset(seed=0)
-        assert passes == [8 * len(cams)], passes
-        part = chunk_size(8) * len(cams)
+        assert passes == [9 * len(cams)], passes
+        part = chunk_size(9) * len(cams)
         for t in range(4):  # the 2nd step ends every episode (TimeLimit 2), the 3rd autoresets every env
             passes.clear()
-            venv.step(np.zeros((8, *venv.single_action_space.shape), np.float32))
-            assert passes == [part, part], f"step {t}: passes of {passes} cameras"
+            venv.step(np.zeros((9, *venv.single_action_space.shape), np.float32))
+            assert passes == [part, part, len(cams)], f"step {t}: passes of {passes} cameras"
     finally:
         venv.close()
 
