@@ -227,9 +227,9 @@ _FATAL_TRUTH = ("fatal=None instead of False: BatchedVectorEnv._ask_all reads fa
 _NAMES_CANNOT_FAIL = ("wrapper_names as fatal: a worker answers it with its envs' wrapper classes' names "
                       "(stack_names runs no env code), so it cannot fail there and fatal is never read; a worker "
                       "that died fails the vector env either way")
-_COUNTED_FIRST = ("zip's strict check dropped: BatchedVectorEnv refuses a count of actions (step) or values "
-                  "(set_attr) other than num_envs before handing them on, and hands each batch exactly its envs' "
-                  "share, so the lengths always match")
+_COUNTED_FIRST = ("zip's strict check dropped: BatchedVectorEnv refuses a count of seeds (reset), actions (step) "
+                  "or values (set_attr) other than num_envs before handing them on, and hands each batch exactly "
+                  "its envs' share, so the lengths always match")
 _ONE_ANSWER_EACH = ("zip's strict check dropped where the lengths match by construction: call_at makes one list "
                     "of indices per worker and reads one answer per worker, and a worker answers one value per "
                     "index it is given (or raises)")
@@ -676,6 +676,9 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_6": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_28": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_7": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_10": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_11": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_31": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_32": _COUNTED_FIRST,
     "pixelrig.vector.stack.xǁFrameStackǁstep__mutmut_15":
