@@ -677,6 +677,9 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_28": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_7": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁEnvBatchǁcall__mutmut_2": (
+        "the branch for only=None taken for a list too: no caller passes None (BatchedVectorEnv.call_at hands its "
+        "batch, here or in a worker, the list of indices it asked for), and for a list both branches are the same"),
     "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_10": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_11": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_31": _COUNTED_FIRST,
