@@ -233,6 +233,9 @@ _COUNTED_FIRST = ("zip's strict check dropped: BatchedVectorEnv refuses a count 
 _ONE_ANSWER_EACH = ("zip's strict check dropped where the lengths match by construction: call_at makes one list "
                     "of indices per worker and reads one answer per worker, and a worker answers one value per "
                     "index it is given (or raises)")
+_ONE_PER_SIDE = ("zip's strict check dropped where both sides are built one entry per worker (the messages, the "
+                 "answers) or per env (a step's infos and finals, a part's envs and the frames drawn for them) by "
+                 "the code beside it, so the lengths always match")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -677,6 +680,27 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.batched.xǁEnvBatchǁset_attr__mutmut_7": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁstep__mutmut_28": _COUNTED_FIRST,
     "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_7": _COUNTED_FIRST,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_5": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_8": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁstep__mutmut_30": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁstep__mutmut_33": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁstep__mutmut_34": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁEnvBatchǁ_collect__mutmut_7": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁEnvBatchǁ_collect__mutmut_10": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁEnvBatchǁ_collect__mutmut_11": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁEnvBatchǁreset__mutmut_21": (
+        "None assigned into a bool array is False: the same autoreset flags"),
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_store__mutmut_2": (
+        "every observation put into its env's slot instead of all concatenated: concatenate writes into the same "
+        "preallocated batch and returns it, so the values and the array handed out are the same (copy=False "
+        "tested); a local reset always has at least one observation (a mask resetting none is refused)"),
+    "pixelrig.vector.batched.xǁEnvBatchǁ_submit__mutmut_10": (
+        "submit() of no jobs instead of no pending part: it draws nothing and its collect() gives no frames, so "
+        "_collect writes nothing either way"),
+    "pixelrig.vector.batched.xǁEnvBatchǁ_collect__mutmut_4": (
+        "break instead of continue after a part with nothing drawn: a part has nothing to draw only when its envs "
+        "are not PixelObs envs, and make_vec makes every env of a vector env from one id and one rig, so then no "
+        "part has anything to draw"),
     "pixelrig.vector.batched.xǁEnvBatchǁcall__mutmut_2": (
         "the branch for only=None taken for a list too: no caller passes None (BatchedVectorEnv.call_at hands its "
         "batch, here or in a worker, the list of indices it asked for), and for a list both branches are the same"),

@@ -62,6 +62,15 @@ class Touchy(Probe):
         raise ArithmeticError("fails (on purpose)")
 
 
+class Loose(Probe):
+    """A Probe whose step returns numpy scalars: a float32 reward and int8 flags (as an env that hands on its
+    MultiBinary action might)."""
+
+    def step(self, action: Any) -> tuple[np.ndarray, Any, Any, Any, dict[str, Any]]:
+        obs, reward, _, _, info = super().step(action)
+        return obs, np.float32(reward), np.int8(action[0]), np.int8(action[1]), info
+
+
 def limited_probe() -> gym.Env:
     """A Probe under a wrapper (its stack two deep)."""
     return gym.wrappers.TimeLimit(Probe(), 100)
@@ -281,7 +290,7 @@ def test_construction_refuses_no_envs_and_closes_what_it_built() -> None:
     assert len(built) == 1 and getattr(built[0], "closed_here", False)
     batch = EnvBatch([Probe] * 5)
     assert batch.chunk_envs == chunk_size(5) and batch.autoreset_mode == NEXT_STEP
-    assert batch.autoreset.tolist() == [False] * 5
+    assert batch.autoreset.tolist() == [False] * 5 and batch.autoreset.dtype == np.bool_
     batch.close()
     assert batch.envs == []
 
@@ -365,6 +374,21 @@ def test_a_call_or_set_attr_that_raises_leaves_the_vector_env_usable(workers: in
             venv.call("fails")
         observations, *_ = venv.step(np.zeros((2, 2), np.int8))
         assert observations[:, 1].tolist() == [1.0, 1.0] and venv.get_attr("t") == (1, 1)
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rewards_and_flags_have_gymnasiums_dtypes_whatever_the_env_returns(workers: int) -> None:
+    """Rewards come back float64 and terminations and truncations bool, as Gymnasium's vector envs give them, even
+    from an env whose step returns a float32 reward and int8 flags."""
+    venv = BatchedVectorEnv([Loose] * 3, num_workers=workers)
+    try:
+        venv.reset(seed=0)
+        _, rewards, terminated, truncated, _ = venv.step(np.array([[1, 0], [0, 1], [0, 0]], np.int8))
+        assert (rewards.dtype, terminated.dtype, truncated.dtype) == (np.float64, np.bool_, np.bool_)
+        assert rewards.tolist() == [1.0, 1.0, 1.0]
+        assert terminated.tolist() == [True, False, False] and truncated.tolist() == [False, True, False]
     finally:
         venv.close()
 
