@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1050,25 +1051,7 @@ def run_group(name: str, group: Group, children: int, keep: Path | None, resume:
         with open(tree / "pyproject.toml", "a") as f:
             f.write(config(group))
     earlier = sum((before or {}).get(m, {}).get("seconds", 0) for m in group.modules) if resume else 0
-    mutmut = Path(sys.executable).with_name("mutmut")
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
-    start = time.monotonic()
-    stopped = False
-    previous = signal.signal(signal.SIGTERM, _stop)
-    proc = subprocess.Popen([str(mutmut), "run", "--max-children", str(children)], cwd=tree, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = proc.communicate()
-    except Stopped:
-        stopped = True
-        os.killpg(proc.pid, signal.SIGKILL)  # mutmut, its fork server and the mutants' test processes
-        output, _ = proc.communicate()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    seconds = time.monotonic() - start + earlier
-    if proc.returncode != 0 and not stopped:
-        tail = re.sub(r"[^\n]*\r", "", output)[-3000:]
-        raise RuntimeError(f"mutmut failed on group {name!r} (exit status {proc.returncode}):\n{tail}")
+    seconds = run_mutmut(tree, children, (), f"on group {name!r}") + earlier
     codes = results(tree, group)
     total = sum(len(c) for c in codes.values()) or 1
     rows = {m: {"group": name, **summarise(c, seconds * len(c) / total)} for m, c in codes.items()}
@@ -1078,6 +1061,35 @@ def run_group(name: str, group: Group, children: int, keep: Path | None, resume:
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def run_mutmut(tree: Path, children: int, names: Sequence[str], what: str) -> float:
+    """``mutmut run`` in ``tree`` (only ``names``, if any), with Hypothesis's mutation profile; its seconds. SIGTERM
+    stops it: mutmut, its fork server and the mutants' test processes are killed, and the results written so far
+    stay in the tree.
+
+    Raises:
+        RuntimeError: mutmut failed (``what`` says where), with the end of its output.
+    """
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
+    command = [str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", str(children), *names]
+    start = time.monotonic()
+    stopped = False
+    previous = signal.signal(signal.SIGTERM, _stop)
+    proc = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        output, _ = proc.communicate()
+    except Stopped:
+        stopped = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if proc.returncode != 0 and not stopped:
+        tail = re.sub(r"[^\n]*\r", "", output)[-3000:]
+        raise RuntimeError(f"mutmut failed {what} (exit status {proc.returncode}):\n{tail}")
+    return time.monotonic() - start
 
 
 def check_kept(name: str, group: Group, tree: Path, keep: Path | None) -> None:
@@ -1119,15 +1131,7 @@ def rerun_group(name: str, group: Group, children: int, keep: Path, before: dict
     # mutmut maps each function to the tests that ran it once, by test name: a test that now runs more (changed since)
     # would not be run against the new functions' mutants. Without the map, mutmut makes it again from today's tests.
     (tree / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": ""}
-    start = time.monotonic()
-    if names:
-        proc = subprocess.run([str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", str(children),
-                               *names], cwd=tree, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = re.sub(r"[^\n]*\r", "", proc.stdout + proc.stderr)[-3000:]
-            raise RuntimeError(f"mutmut failed re-running group {name!r} (exit status {proc.returncode}):\n{tail}")
-    seconds = time.monotonic() - start
+    seconds = run_mutmut(tree, children, names, f"re-running group {name!r}") if names else 0.0
     now = results(tree, group)
     codes = {m: {n: c if now[m].get(n) is None else now[m][n] for n, c in kept[m].items()} for m in kept}
     write_results(tree, codes)  # the tree holds every result again, for the next --rerun
