@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -81,6 +82,15 @@ def write_rig(path: Path, cams: list[Camera]) -> Path:
     return path
 
 
+def never(what: str) -> Callable[..., None]:
+    """A stand-in for a callable this run must not reach: calling it fails the test, naming ``what``."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(what)
+
+    return refuse
+
+
 @pytest.fixture(scope="module")
 def rig_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_rig(tmp_path_factory.mktemp("rig") / "rig.json", CAMS)
@@ -91,11 +101,8 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path,
     """Both formats, in this process (no helper is started), keeping successes: seeds 0, 2 and 4 of attempts 0-4."""
     root = tmp_path_factory.mktemp("collected")
 
-    def no_helpers(*args: object, **kwargs: object) -> None:
-        raise AssertionError("workers=1 started a helper process: it runs in the collecting process")
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Helper, "start", no_helpers)
+        patch.setattr(Helper, "start", never("workers=1 started a helper process: it runs in the collecting process"))
         return {fmt: (root / f"lift{SUFFIX[fmt]}", run_collect(root / f"lift{SUFFIX[fmt]}", format=fmt))
                 for fmt in SUFFIX}
 
@@ -279,10 +286,7 @@ def test_no_more_processes_than_attempts_left(tmp_path: Path, monkeypatch: pytes
     """keep="all" makes exactly one attempt per episode wanted: one episode with workers=2 runs in this process,
     and so does one more episode resumed; the report's time is this call's. cams=None: the task's default rig."""
 
-    def no_helpers(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a helper process was started for a single attempt")
-
-    monkeypatch.setattr(Helper, "start", no_helpers)
+    monkeypatch.setattr(Helper, "start", never("a helper process was started for a single attempt"))
     path = tmp_path / "one.hdf5"
     began = time.perf_counter()
     report = run_collect(path, format="robomimic", episodes=1, keep="all", workers=2, cams=None)
@@ -524,9 +528,7 @@ def test_resuming_with_nothing_to_run_makes_no_env(collected: dict[str, tuple[Pa
 
     import pixelrig.datasets.collect as collecting
 
-    def nothing_to_run(*args: object, **kwargs: object) -> None:
-        raise AssertionError("an env or a process was started for a collection with nothing left to run")
-
+    nothing_to_run = never("an env or a process was started for a collection with nothing left to run")
     monkeypatch.setattr(collecting, "ExpertRecorder", nothing_to_run)
     monkeypatch.setattr(Helper, "start", nothing_to_run)
     path = tmp_path / "done.hdf5"

@@ -78,6 +78,10 @@ class Episode:
         return {"seed": self.seed, "success": self.success}
 
 
+IN_MEMORY = "<memory>"
+"""The path of an :class:`EpisodeBuffer` (and of the recorder that writes into it): it writes no file."""
+
+
 class EpisodeBuffer:
     """An :class:`~pixelrig.datasets.formats.EpisodeWriter` that keeps the last finished episode in memory (for
     ``DatasetRecorder(..., writer=EpisodeBuffer)``), until :meth:`take` hands it over."""
@@ -86,7 +90,7 @@ class EpisodeBuffer:
 
     def __init__(self, info: DatasetInfo) -> None:
         self.info = info
-        self.path = Path("<memory>")
+        self.path = Path(IN_MEMORY)
         self.num_episodes = 0
         self.frames: list[Step] = []
         self.finished: tuple[list[Step], bytes, str] | None = None
@@ -165,7 +169,7 @@ class ExpertRecorder:
         env = gym.make(job.env_id, renderer=job.renderer, **job.env_kwargs)
         try:
             cams = None if job.cams is None else [Camera.from_dict(c) for c in job.cams]
-            self.recorder = DatasetRecorder(PixelObs(env, cams=cams), "<memory>", writer=EpisodeBuffer)
+            self.recorder = DatasetRecorder(PixelObs(env, cams=cams), IN_MEMORY, writer=EpisodeBuffer)
             self.expert = experts.EXPERTS[job.env_id](self.recorder)
         except BaseException:
             env.close()
