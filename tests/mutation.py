@@ -237,6 +237,11 @@ _ONE_ANSWER_EACH = ("zip's strict check dropped where the lengths match by const
 _ONE_PER_SIDE = ("zip's strict check dropped where both sides are built one entry per worker (the messages, the "
                  "answers) or per env (a step's infos and finals, a part's envs and the frames drawn for them) by "
                  "the code beside it, so the lengths always match")
+_HELPER_WORDS = ("the words a worker's Helper puts in its own messages (what=, doing=): batched.py catches every "
+                 "HelperFailed a worker raises (at start, in send and recv) and raises its own message instead, "
+                 "naming the worker by its index and what the vector env was doing, so the helper's are never shown")
+_START_FAILED_UNSEEN = ("the reason kept when a worker fails at start: the constructor closes the vector env and "
+                        "raises, so no caller ever holds it to be told the reason")
 EQUIVALENT: dict[str, str] = {
     "pixelrig.experts.peg.xǁPegInsertExpertǁact__mutmut_64":
         "slice(None, 2) is slice(0, 2)",
@@ -727,6 +732,17 @@ EQUIVALENT: dict[str, str] = {
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_55": _ONE_ANSWER_EACH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_58": _ONE_ANSWER_EACH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁcall_at__mutmut_59": _ONE_ANSWER_EACH,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_start_workers__mutmut_39": _HELPER_WORDS,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_start_workers__mutmut_43":
+        "wait=None instead of False: Helper.start reads wait only as a truth value (`if wait:`)",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_start_workers__mutmut_58": _START_FAILED_UNSEEN,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_start_workers__mutmut_59": _START_FAILED_UNSEEN,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_start_workers__mutmut_60": _START_FAILED_UNSEEN,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ__init____mutmut_47": "create_empty_array's own default fn is np.zeros",
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_9": _ONE_PER_SIDE,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_11": _HELPER_WORDS,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_13": _HELPER_WORDS,
+    "pixelrig.vector.batched.xǁBatchedVectorEnvǁ_ask_all__mutmut_16": _HELPER_WORDS,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_4": _FATAL_TRUTH,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_7": _NAMES_CANNOT_FAIL,
     "pixelrig.vector.batched.xǁBatchedVectorEnvǁwrapper_names__mutmut_13": _NAMES_CANNOT_FAIL,

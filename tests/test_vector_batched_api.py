@@ -5,8 +5,13 @@ check_workers, batched_renderer) under Hypothesis, and what close frees."""
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import re
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -25,7 +30,7 @@ from pixelrig.vector.batched import (
     worker_slices,
 )
 
-from .conftest import assert_trees_equal
+from .conftest import assert_trees_equal, child_pids, new_children
 from .test_vector_autoreset_properties import Scripted
 
 
@@ -407,3 +412,235 @@ def test_put_writes_one_envs_slot_and_refuses_a_tuple_of_another_length() -> Non
     for bad in ((np.ones(2, np.float32),), (np.ones(2, np.float32), 1, 1)):
         with pytest.raises(ValueError, match="zip"):
             put(batch, 0, {"t": bad})
+
+
+# ---- what describes the batch, the workers' start and their end ------------------------------------------------
+
+class Described(Probe):
+    """A Probe with a render mode and metadata of its own."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 7}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.render_mode = "rgb_array"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_batchs_spaces_metadata_and_modes_are_its_envs_batched(workers: int) -> None:
+    """Spaces batched num_envs deep, the envs' metadata with the autoreset mode added (as Gymnasium's vector envs
+    add it), their render mode, and the worker count and autoreset mode asked for."""
+    mode = SAME_STEP if AutoresetMode is not None else NEXT_STEP
+    venv = BatchedVectorEnv([Described] * 3, num_workers=workers, autoreset_mode=mode)
+    try:
+        assert venv.single_observation_space == Described.observation_space
+        assert venv.single_action_space == Described.action_space
+        assert venv.observation_space == gym.vector.utils.batch_space(Described.observation_space, 3)
+        assert venv.action_space == gym.vector.utils.batch_space(Described.action_space, 3)
+        assert venv.action_space.shape == (3, 2) and venv.observation_space.shape == (3, 2)
+        assert venv.render_mode == "rgb_array" and venv.num_workers == workers
+        expected = dict(Described.metadata)
+        if AutoresetMode is not None:
+            assert venv.autoreset_mode is AutoresetMode.SAME_STEP
+            expected["autoreset_mode"] = AutoresetMode.SAME_STEP
+        else:
+            assert venv.autoreset_mode is None
+        assert venv.metadata == expected
+    finally:
+        venv.close()
+
+
+class Environ(Probe):
+    """A Probe that keeps the MPI launcher's variables and the tests' own it was built with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = {k: v for k, v in os.environ.items() if k.startswith(("OMPI_", "PMI_", "PIXELRIG_TEST_"))}
+
+
+def test_workers_start_without_an_mpi_launchers_variables_and_with_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under mpirun (RLlib or SB3 on a cluster), a worker that kept OMPI_* / PMI_* would try to join the MPI job:
+    the workers start without them, and with every other variable. The envs of this process see this process's."""
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "3")
+    monkeypatch.setenv("PMI_RANK", "3")
+    monkeypatch.setenv("PIXELRIG_TEST_KEPT", "yes")
+    venv = BatchedVectorEnv([Environ] * 2, num_workers=2)
+    try:
+        assert venv.get_attr("seen") == ({"PIXELRIG_TEST_KEPT": "yes"},) * 2
+    finally:
+        venv.close()
+    venv = BatchedVectorEnv([Environ] * 2, num_workers=1)
+    try:
+        everything = {"OMPI_COMM_WORLD_RANK": "3", "PMI_RANK": "3", "PIXELRIG_TEST_KEPT": "yes"}
+        assert venv.get_attr("seen") == (everything,) * 2
+    finally:
+        venv.close()
+
+
+class Chatty(Probe):
+    """A Probe that says where it was built on stdout and on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        print(f"chatty env in process {os.getpid()} (stdout)", flush=True)
+        print(f"chatty env in process {os.getpid()} (stderr)", file=sys.stderr, flush=True)
+
+
+def test_what_the_workers_envs_print_reaches_this_process_stdout_and_stderr(capfd: pytest.CaptureFixture) -> None:
+    """An env's prints and warnings are the user's: a worker's stdout and stderr come out on this process's."""
+    venv = BatchedVectorEnv([Chatty] * 2, num_workers=2)
+    try:
+        pids = [w.pid for w in venv.workers]
+        out = err = ""
+        deadline = time.monotonic() + 10  # stderr is copied by a thread of this process
+        while time.monotonic() < deadline and not all(f"process {p} (stderr)" in err for p in pids):
+            captured = capfd.readouterr()
+            out, err = out + captured.out, err + captured.err
+            time.sleep(0.05)
+        captured = capfd.readouterr()
+        out, err = out + captured.out, err + captured.err
+    finally:
+        venv.close()
+    for pid in pids:
+        assert f"chatty env in process {pid} (stdout)" in out, out
+        assert f"chatty env in process {pid} (stderr)" in err, err
+
+
+def test_an_env_that_raises_in_its_worker_is_raised_here_naming_the_worker(tmp_path: Path) -> None:
+    """The env a worker fails to build: its own exception type, the worker named, the worker's traceback; no
+    process is left behind."""
+    before = set(child_pids())
+    with pytest.raises(ArithmeticError) as err:
+        BatchedVectorEnv([Probe, Probe, Probe, Broken], num_workers=2)
+    message = str(err.value)
+    assert message.startswith("make_vec worker 1 failed: ArithmeticError: Broken env (on purpose)\n"
+                              "--- worker traceback ---\n"), message
+    assert 'raise ArithmeticError("Broken env (on purpose)")' in message, message
+    assert not new_children(before)
+
+
+def built_only_in_a_worker(parent: int) -> Probe:
+    """A Probe that must not be built in process ``parent``."""
+    if os.getpid() == parent:
+        raise AssertionError("this env was built in the main process")
+    return Probe()
+
+
+def test_the_main_process_builds_only_the_first_env_for_the_spaces() -> None:
+    """With workers, one env is built here for the spaces (without spaces_fn): the first, as documented."""
+    venv = BatchedVectorEnv([Probe, functools.partial(built_only_in_a_worker, os.getpid())], num_workers=2)
+    try:
+        assert venv.reset(seed=0)[0].shape == (2, 2)
+    finally:
+        venv.close()
+
+
+class FailsOnAsk(Probe):
+    """A Probe whose reset raises when its options say so."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        if options and options.get("fail"):
+            raise ArithmeticError("reset failed (on purpose)")
+        return super().reset(seed=seed, options=options)
+
+
+def test_after_a_failed_reset_every_call_says_why_the_vector_env_cannot_go_on() -> None:
+    """A reset that failed in a worker leaves envs half-way: the next call says so, word for word."""
+    venv = BatchedVectorEnv([FailsOnAsk] * 2, num_workers=2)
+    try:
+        with pytest.raises(ArithmeticError, match=re.escape("make_vec worker 0 failed: ArithmeticError: reset failed")):
+            venv.reset(options={"fail": True})
+        refusal = ("this batched vector env cannot go on after an earlier failure (a worker failed during reset): "
+                   "close it and make a new one")
+        for call in (lambda: venv.step(np.zeros((2, 2), np.int8)), venv.reset, lambda: venv.get_attr("t")):
+            with pytest.raises(RuntimeError) as err:
+                call()
+            assert str(err.value) == refusal
+    finally:
+        venv.close()
+
+
+class Slow(Probe):
+    """A Probe whose steps take ``STEP_S`` seconds and whose close takes as long, then writes a file."""
+
+    STEP_S = 0.6
+
+    def __init__(self, closed: str = "") -> None:
+        super().__init__()
+        self.closed_file = closed
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        time.sleep(self.STEP_S)
+        return super().step(action)
+
+    def close(self) -> None:
+        time.sleep(self.STEP_S)
+        if self.closed_file:
+            Path(self.closed_file).write_text("closed")
+
+
+def test_workers_are_waited_for_as_long_as_their_envs_take(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A step waits for its workers however long the envs take (a helper process's default wait would kill them),
+    and close gives them CLOSE_TIMEOUT_S to close their envs (more than stop_all's default), here with both
+    defaults made shorter than the envs' step and close."""
+    from pixelrig.system import process
+
+    monkeypatch.setitem(process.Helper.start.__func__.__kwdefaults__, "timeout", Slow.STEP_S / 3)
+    monkeypatch.setattr(process.stop_all, "__defaults__", (Slow.STEP_S / 3,))
+    files = [tmp_path / f"closed-{i}" for i in range(2)]
+    venv = BatchedVectorEnv([functools.partial(Slow, str(f)) for f in files], num_workers=2)
+    try:
+        venv.reset(seed=0)
+        observations, *_ = venv.step(np.zeros((2, 2), np.int8))
+        assert observations[:, 1].tolist() == [1.0, 1.0]
+    finally:
+        venv.close()
+    assert [f.read_text() for f in files] == ["closed", "closed"]
+
+
+def test_close_closes_the_envs_of_this_process_and_a_refused_constructor_leaves_nothing_to_close(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() closes each env held in this process; a constructor that refused its arguments leaves an object
+    whose clean-up (Gymnasium's __del__ calls close) raises nothing."""
+    closed: list[int] = []
+
+    def recorded() -> Probe:
+        env = Probe()
+        env.close = lambda: closed.append(id(env))  # type: ignore[method-assign]
+        return env
+
+    venv = BatchedVectorEnv([recorded] * 3, num_workers=1)
+    venv.close()
+    assert len(set(closed)) == 3
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    for env_fns, workers in (([], 1), ([Probe], 2), ([Probe], 0)):
+        try:
+            BatchedVectorEnv(env_fns, num_workers=workers)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"BatchedVectorEnv({env_fns}, num_workers={workers}) did not refuse")
+        gc.collect()
+    assert [(u.exc_type, str(u.exc_value)) for u in unraisable] == []
+
+
+def test_the_shared_block_is_its_aligned_leaves_end_to_end_and_a_refusal_says_the_fix() -> None:
+    """SharedLayout packs the leaves from offset 0, each at the next ALIGN boundary, into a block that ends where
+    the last leaf does (one byte for a space with no leaf); a space it cannot hold is refused word for word."""
+    from pixelrig.vector.shared import ALIGN, SharedLayout
+
+    space = gym.spaces.Tuple((gym.spaces.Box(0, 1, (2, 3), np.float32), gym.spaces.Discrete(5),
+                              gym.spaces.MultiBinary(3)))
+    layout = SharedLayout(space, 4)
+    assert [leaf.offset for leaf in layout.tree] == [0, 2 * ALIGN, 3 * ALIGN]  # 96 bytes, then 32 (int64 x 4)
+    assert layout.nbytes == 3 * ALIGN + 4 * 3  # MultiBinary: int8
+    assert SharedLayout(gym.spaces.Dict({}), 4).nbytes == 1
+    text = gym.spaces.Text(5)
+    with pytest.raises(ValueError) as err:
+        SharedLayout(gym.spaces.Dict({"text": text}), 2)
+    assert str(err.value) == (
+        f"the observation space {text!r} cannot be passed through shared memory from worker processes: only Box, "
+        "Discrete, MultiBinary and MultiDiscrete spaces can (inside Dict and Tuple spaces too). Use "
+        "vectorization_mode='sync' (or 'batched' with num_workers=1), or give the env such a space (e.g. with a "
+        "gymnasium ObservationWrapper)")
