@@ -23,7 +23,7 @@ PYTEST_ARGS ?=
 # its own (a process of its own per worker: its EGL client, Xvfb, temporary folders).
 TEST_JOBS ?= 2
 
-.PHONY: test test-newest test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
+.PHONY: test test-newest test-gym test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
 
 # torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
@@ -46,12 +46,17 @@ endif
 test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
 
-# CI: the suite on the newest Python pixelrig supports, in its own venv (on a fresh machine: pybullet's build too).
+# CI: the newest Python pixelrig supports with the highest Gymnasium pyproject accepts (test-gym below; on a fresh
+# machine pybullet's build comes first): the suite but for END_TO_END's files, which make test runs on 3.11.
+# `make test PYTHON=python3.13` runs the whole suite there (with Ray, which pins another Gymnasium).
 test-newest:
-	$(MAKE) test PYTHON=$(NEWEST_PYTHON)
+	$(MAKE) test-gym PYTHON=$(NEWEST_PYTHON) GYM=$(lastword $(GYM_RANGE)) \
+		GYM_RUN="tests $(addprefix --ignore=,$(END_TO_END))"
 
+# The long-run tests in TEST_JOBS processes too (10.5 min in one on 2 cores, 2026-12-03), each file's in one process
+# and in order (its egl case before its gl case, as in one process).
 test-long: $(STAMP)
-	$(PY) -m pytest -m "slow and not learning and not ray_cluster and not sweep and not lerobot_env"
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "slow and not learning and not ray_cluster and not sweep and not lerobot_env"
 
 # A two-node Ray cluster started on this machine (two `ray start` processes): runners on both, one killed mid-run.
 test-cluster: $(STAMP)
@@ -88,20 +93,31 @@ test-learning: $(STAMP)
 	$(PY) -m pytest -m ci_learning
 
 # The tests that lean on Gymnasium (wrappers, vector envs, snapshots of wrapper stacks, the env checker, SB3) on
-# the lowest and the highest Gymnasium pyproject accepts (Ray, which pins one, is left out there). A whole-suite
-# run on both ends passed when the range was set; CI's 90 minutes hold these files, not three whole suites.
+# the lowest Gymnasium pyproject accepts; the highest is test-newest's. Ray, which pins one, is left out of both.
 GYM_RANGE := 1.0.0 1.4.0
 GYM_TESTS ?= tests/test_snapshots_gymnasium_internals.py tests/test_snapshots.py tests/test_vector.py tests/test_vector_batched.py \
 	tests/test_vector_autoreset.py tests/test_vector_stack.py \
 	tests/test_envs_tasks_and_checkers.py tests/test_wrappers_pixel_obs.py tests/test_wrappers_video_recorder.py tests/test_integrations_training.py
-test-gym-range: $(STAMP)
-	set -e; for v in $(GYM_RANGE); do e=.venv-gym-$$v$(if $(filter 3.11,$(PYVER)),,-py$(PYVER)); \
-	  test -x $$e/bin/python || $(NEW_VENV) $$e; \
-	  $$e/bin/pip install -q --upgrade pip; $$e/bin/pip install -q torch==2.13.0; \
-	  $(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $$e/bin/python;) \
-	  $$e/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$$v"; \
-	  $(if $(filter 3.11,$(PYVER)),,$$e/bin/pip uninstall -q -y triton;) \
-	  echo "== gymnasium $$v"; $$e/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) $(GYM_TESTS); done
+# End-to-end files: whole commands, scripts and browsers in subprocesses (the README's blocks, collect, replay, augment,
+# eval and the study, the CLI, layout's installs), 40% of the suite's time; make test runs them, test-newest does not.
+END_TO_END := tests/test_readme.py tests/test_datasets_collect.py tests/test_wrappers_browser_view.py \
+	tests/test_evaluation_augment_study.py tests/test_datasets_replay.py tests/test_tools_cli.py tests/test_datasets_augment.py \
+	tests/test_evaluation_run.py tests/test_layout.py tests/test_integrations_rllib.py
+test-gym-range:
+	$(MAKE) test-gym GYM=$(firstword $(GYM_RANGE)) GYM_RUN="$(GYM_TESTS)"
+
+# GYM_RUN (pytest's arguments) with gymnasium==GYM, in a venv of their own (.venv-gym-GYM, -pyX.Y past 3.11).
+GYM_VENV = .venv-gym-$(GYM)$(if $(filter 3.11,$(PYVER)),,-py$(PYVER))
+test-gym:
+	bash scripts/setup-system.sh
+	test -x $(GYM_VENV)/bin/python || $(NEW_VENV) $(GYM_VENV)
+	$(GYM_VENV)/bin/pip install -q --upgrade pip
+	$(GYM_VENV)/bin/pip install -q torch==2.13.0
+	$(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $(GYM_VENV)/bin/python)
+	$(GYM_VENV)/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$(GYM)"
+	$(if $(filter 3.11,$(PYVER)),,$(GYM_VENV)/bin/pip uninstall -q -y triton)
+	@echo "== gymnasium $(GYM), Python $(PYVER)"
+	$(GYM_VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) $(GYM_RUN)
 
 demo: $(STAMP)
 	$(PY) -m pixelrig demo --out out

@@ -340,3 +340,25 @@ def test_make_test_runs_the_suite_in_two_processes() -> None:
         "-n 0 -k x"]
     assert "pytest-xdist" in (REPO / "pyproject.toml").read_text()
     assert "in two processes (pytest-xdist" in (REPO / "docs" / "testing.md").read_text()
+
+
+def test_ci_prints_each_stages_time_and_stops_itself_at_its_deadline(tmp_path: Path) -> None:
+    """.ci/run, run over a Makefile whose stages are quick but one that hangs: each stage's time is printed in the
+    closing table, and the hanging stage is stopped at CI_DEADLINE_MIN (here 0: at once) with exit code 124 and the
+    stages after it never started, rather than CI being killed without a word."""
+    if shutil.which("make") is None or shutil.which("timeout") is None:
+        pytest.skip("make or timeout is not installed")
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(REPO / ".ci" / "run", tmp_path / ".ci" / "run")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "lerobot-venv.sh").write_text("echo readers venv\n")
+    (tmp_path / "Makefile").write_text("lint:\n\t@echo lint done\ntest:\n\tsleep 30\n%:\n\t@echo $@ done\n")
+    out = subprocess.run(["bash", ".ci/run"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "CI_DEADLINE_MIN": "0"})
+    assert out.returncode == 124, out.stdout + out.stderr
+    assert "lint done" in out.stdout and "readers venv" in out.stdout and "test-long done" not in out.stdout
+    assert "== 'make test' ran past the run's deadline (0 min); processes still here:" in out.stdout, out.stdout
+    table = out.stdout.split("== stage times", 1)[1].splitlines()[1:4]
+    assert [re.sub(r"\s+", " ", line).strip().split(" (load after: ")[1].split(") ")[1] for line in table] == [
+        "make lint", "bash scripts/lerobot-venv.sh", "make test"], table
+    assert re.fullmatch(r"\s*0 min 0[0-9] s .*", table[0]) and re.fullmatch(r"\s*0 min 0[1-9] s .*", table[2]), table

@@ -3,7 +3,9 @@ builds on 3.12+ by default), and the supported versions are declared where pip a
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -177,3 +179,30 @@ def test_no_triton_beside_mesa() -> None:
     import importlib.util
 
     assert importlib.util.find_spec("triton") is None
+
+
+def test_ci_runs_the_newest_python_on_the_highest_gymnasium_with_all_but_the_end_to_end_files() -> None:
+    """docs/python-versions.md: CI's test-newest runs the suite on 3.13 with the highest Gymnasium of the range but
+    for the Makefile's END_TO_END files (each one a file make test runs), and test-gym-range the lowest."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+
+    def dry(target: str) -> str:
+        out = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    bounds = re.search(r'"gymnasium>=([\d.]+),<([\d.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert bounds is not None
+    newest = dry("test-newest")
+    run = [line for line in newest.splitlines() if " -m pytest " in line]
+    assert len(run) == 1 and ".venv-gym-1.4.0-py3.13/bin/python -m pytest" in run[0], newest
+    assert "gymnasium==1.4.0" in newest and bounds.group(2) == "1.5"
+    ignored = re.findall(r"--ignore=(\S+)", run[0])
+    assert ignored and all((ROOT / path).is_file() for path in ignored), ignored
+    assert run[0].split(" -m pytest ", 1)[1].split()[:4] == ["-q", "-p", "no:cacheprovider", "-n"]
+    lowest = dry("test-gym-range")
+    assert "gymnasium==1.0.0" in lowest and bounds.group(1) == "1.0" and "gymnasium==1.4.0" not in lowest
+    page = (ROOT / "docs" / "python-versions.md").read_text()
+    assert "all of it but the\nend-to-end files" in page and "`END_TO_END`" in page
