@@ -23,7 +23,7 @@ PYTEST_ARGS ?=
 # its own (a process of its own per worker: its EGL client, Xvfb, temporary folders).
 TEST_JOBS ?= 2
 
-.PHONY: test test-newest test-gym test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
+.PHONY: test test-newest test-gym gym-venv newest-venv test-long test-slow test-learning test-cluster test-gym-range test-mutants test-lerobot-env lerobot mutation demo bench golden lint clean
 
 # torch==2.13.0 before anything that pulls torch: on 3.11 pip takes the CPU build on local disk; on 3.12+ it takes
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
@@ -106,9 +106,11 @@ END_TO_END := tests/test_readme.py tests/test_datasets_collect.py tests/test_wra
 test-gym-range:
 	$(MAKE) test-gym GYM=$(firstword $(GYM_RANGE)) GYM_RUN="$(GYM_TESTS)"
 
-# GYM_RUN (pytest's arguments) with gymnasium==GYM, in a venv of their own (.venv-gym-GYM, -pyX.Y past 3.11).
+# GYM_RUN (pytest's arguments) with gymnasium==GYM, in a venv of their own (.venv-gym-GYM, -pyX.Y past 3.11; the
+# venv alone: make gym-venv GYM=...).
 GYM_VENV = .venv-gym-$(GYM)$(if $(filter 3.11,$(PYVER)),,-py$(PYVER))
-test-gym:
+GYM_STAMP = $(GYM_VENV)/.installed-stamp
+$(GYM_STAMP): pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,scripts/pybullet-wheel.sh)
 	bash scripts/setup-system.sh
 	test -x $(GYM_VENV)/bin/python || $(NEW_VENV) $(GYM_VENV)
 	$(GYM_VENV)/bin/pip install -q --upgrade pip
@@ -116,8 +118,14 @@ test-gym:
 	$(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $(GYM_VENV)/bin/python)
 	$(GYM_VENV)/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$(GYM)"
 	$(if $(filter 3.11,$(PYVER)),,$(GYM_VENV)/bin/pip uninstall -q -y triton)
+	touch $@
+gym-venv: $(GYM_STAMP)
+test-gym: $(GYM_STAMP)
 	@echo "== gymnasium $(GYM), Python $(PYVER)"
 	$(GYM_VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) $(GYM_RUN)
+# test-newest's venv alone (CI builds it first, then LeRobot's plugin venv beside test-newest's tests).
+newest-venv:
+	$(MAKE) gym-venv PYTHON=$(NEWEST_PYTHON) GYM=$(lastword $(GYM_RANGE))
 
 demo: $(STAMP)
 	$(PY) -m pixelrig demo --out out

@@ -362,3 +362,10 @@ def test_ci_prints_each_stages_time_and_stops_itself_at_its_deadline(tmp_path: P
     assert [re.sub(r"\s+", " ", line).strip().split(" (load after: ")[1].split(") ")[1] for line in table] == [
         "make lint", "bash scripts/lerobot-venv.sh", "make test"], table
     assert re.fullmatch(r"\s*0 min 0[0-9] s .*", table[0]) and re.fullmatch(r"\s*0 min 0[1-9] s .*", table[2]), table
+    # LeRobot's plugin venv is built in the background beside test-newest: its failure is the run's, after test-newest
+    (tmp_path / "Makefile").write_text("lerobot:\n\t@echo plugin venv failed; exit 3\n%:\n\t@echo $@ done\n")
+    out = subprocess.run(["bash", ".ci/run"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stdout + out.stderr  # make's status for a target that failed
+    assert "test-newest done" in out.stdout and "plugin venv failed" in out.stdout
+    assert "test-lerobot-env done" not in out.stdout
+    assert out.stdout.split("== stage times", 1)[1].splitlines()[-2].endswith("_ build/ci/lerobot-env-venv.log")
