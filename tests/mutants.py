@@ -515,6 +515,11 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_vector_batched_api.py::test_two_workers_give_what_one_process_gives",),
            edits=(Edit("pixelrig/vector/batched.py", 'messages.append(("reset", ([seeds[i] for i in indices], options, '
                        'part)))', 'messages.append(("reset", ([seeds[i] for i in indices], None, part)))'),)),
+    Mutant("batched-workers-join-mpi", "a batched vector env's worker processes keep an MPI launcher's OMPI_* and "
+           "PMI_* variables (under mpirun each would try to join the MPI job)",
+           ("tests/test_vector_batched_api.py::test_workers_start_without_an_mpi_launchers_variables_and_with_the_"
+            "rest",),
+           edits=(Edit("pixelrig/vector/batched.py", 'stdout="inherit", env=no_mpi))', 'stdout="inherit"))'),)),
     Mutant("workspace-without-bases", "the default workspace box skips every body's base link (a table or a box of "
            "a base alone is not kept free of distractors)",
            ("tests/test_envs_looks_properties.py::test_the_default_workspace_and_area_are_the_envs_own_world_beside_"
