@@ -188,7 +188,8 @@ def test_ci_runs_the_newest_python_on_the_highest_gymnasium_with_all_but_the_end
         pytest.skip("make is not installed")
 
     def dry(target: str) -> str:
-        out = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        # -B: every recipe, as on a machine where no venv is built yet
+        out = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
                              env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
         assert out.returncode == 0, out.stderr
         return out.stdout
