@@ -29,19 +29,21 @@ TEST_JOBS ?= 2
 # PyPI's default build (CUDA libraries, about 4 GB, which run on the CPU too), minus triton, which the CPU build
 # lacks: triton's own LLVM segfaults the process when it loads after Mesa's (llvmpipe: the egl and gl renderers),
 # as torch's optimizers load it (SB3, RLlib).
-$(STAMP): pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,scripts/pybullet-wheel.sh)
+# $(call install_venv,VENV,WHAT): the venv VENV with torch, pybullet (built on 3.12+) and WHAT (pip's arguments).
+VENV_DEPS := pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,scripts/pybullet-wheel.sh)
+define install_venv
 	bash scripts/setup-system.sh
-	test -x $(PY) || $(NEW_VENV) $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-ifneq ($(PYVER),3.11)
-	bash scripts/pybullet-wheel.sh $(PY)
-endif
-	$(PY) -m pip install -q -e '.[test,so101]'
-ifneq ($(PYVER),3.11)
-	$(PY) -m pip uninstall -q -y triton
-endif
+	test -x $(1)/bin/python || $(NEW_VENV) $(1)
+	$(1)/bin/python -m pip install -q --upgrade pip
+	$(1)/bin/python -m pip install -q torch==2.13.0
+	$(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $(1)/bin/python)
+	$(1)/bin/python -m pip install -q $(2)
+	$(if $(filter 3.11,$(PYVER)),,$(1)/bin/python -m pip uninstall -q -y triton)
 	touch $@
+endef
+MAIN_EXTRAS := -e '.[test,so101]'
+$(STAMP): $(VENV_DEPS)
+	$(call install_venv,$(VENV),$(MAIN_EXTRAS))
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
@@ -110,15 +112,9 @@ test-gym-range:
 # venv alone: make gym-venv GYM=...).
 GYM_VENV = .venv-gym-$(GYM)$(if $(filter 3.11,$(PYVER)),,-py$(PYVER))
 GYM_STAMP = $(GYM_VENV)/.installed-stamp
-$(GYM_STAMP): pyproject.toml scripts/setup-system.sh $(if $(filter 3.11,$(PYVER)),,scripts/pybullet-wheel.sh)
-	bash scripts/setup-system.sh
-	test -x $(GYM_VENV)/bin/python || $(NEW_VENV) $(GYM_VENV)
-	$(GYM_VENV)/bin/pip install -q --upgrade pip
-	$(GYM_VENV)/bin/pip install -q torch==2.13.0
-	$(if $(filter 3.11,$(PYVER)),,bash scripts/pybullet-wheel.sh $(GYM_VENV)/bin/python)
-	$(GYM_VENV)/bin/pip install -q -e '.[test-core,so101]' "gymnasium==$(GYM)"
-	$(if $(filter 3.11,$(PYVER)),,$(GYM_VENV)/bin/pip uninstall -q -y triton)
-	touch $@
+GYM_EXTRAS = -e '.[test-core,so101]' "gymnasium==$(GYM)"
+$(GYM_STAMP): $(VENV_DEPS)
+	$(call install_venv,$(GYM_VENV),$(GYM_EXTRAS))
 gym-venv: $(GYM_STAMP)
 test-gym: $(GYM_STAMP)
 	@echo "== gymnasium $(GYM), Python $(PYVER)"
