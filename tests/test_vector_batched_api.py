@@ -506,7 +506,7 @@ def test_what_the_workers_envs_print_reaches_this_process_stdout_and_stderr(capf
         assert f"chatty env in process {pid} (stderr)" in err, err
 
 
-def test_an_env_that_raises_in_its_worker_is_raised_here_naming_the_worker(tmp_path: Path) -> None:
+def test_an_env_that_raises_in_its_worker_is_raised_here_naming_the_worker() -> None:
     """The env a worker fails to build: its own exception type, the worker named, the worker's traceback; no
     process is left behind."""
     before = set(child_pids())
